@@ -1,0 +1,354 @@
+"""The callable API behind `benchsite run`: plan, check, measure, assemble, save.
+
+The CLI is a thin layer over `plan_run` and `execute`; tests and other tools call them directly.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import os
+import platform
+import shlex
+import tempfile
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from runner import SUITE_VERSION, __version__, executor
+from runner.fingerprint import collect_machine
+from runner.frameworks import DEVICE_KINDS, canonical_framework
+from runner.schema import (
+    Accelerator,
+    FrameworkInfo,
+    Machine,
+    Measurement,
+    ResultFile,
+    Run,
+    Software,
+    Suite,
+    SyncSelfTest,
+)
+from runner.storage import save
+from runner.workloads import PROFILES, VARIANTS, Case, Workload, select
+
+# Seconds of steady-state timing per measurement, by profile (the warm-up unit comes on top).
+DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 5.0, "standard": 20.0}
+# A case with no result for this long is stopped and recorded as a time-out.
+DEFAULT_TIMEOUT_S = {"tiny": 120.0, "quick": 600.0, "standard": 1800.0}
+# Environment variables recorded in the result file (an allow-list: nothing else is read).
+ENV_ALLOWLIST = (
+    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "VECLIB_MAXIMUM_THREADS",
+    "KMP_AFFINITY", "KMP_BLOCKTIME", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ENABLE_MPS_FALLBACK", "TF_ENABLE_ONEDNN_OPTS", "XLA_FLAGS", "NVIDIA_TF32_OVERRIDE",
+    "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
+)
+
+
+class PlanError(ValueError):
+    """The options cannot be run here; the message says what to change."""
+
+
+@dataclass
+class RunOptions:
+    profile: str = "quick"
+    workloads: list[str] | None = None
+    devices: list[str] | None = None
+    frameworks: list[str] | None = None
+    variants: list[str] | None = None
+    time_budget_s: float | None = None
+    timeout_s: float | None = None
+    output: Path | None = None
+    results_dir: Path = Path("results")
+    profile_ops: bool = True
+    command: str = "benchsite run"
+
+
+@dataclass
+class Group:
+    """Cases of one workload measured with one framework, device and variant in one child process."""
+
+    workload: Workload
+    framework: str
+    device: str
+    variant: str
+    cases: list[Case]
+    skip_reason: str | None = None
+
+
+@dataclass
+class Plan:
+    options: RunOptions
+    machine: Machine
+    software: Software
+    devices: dict[str, list[str]]  # framework -> device kinds to measure
+    groups: list[Group]
+    notes: list[str] = field(default_factory=list)
+    budget_s: float = 0.0
+    timeout_s: float = 0.0
+
+    @property
+    def total(self) -> int:
+        return sum(len(g.cases) for g in self.groups)
+
+
+@dataclass
+class Progress:
+    """Callbacks for a front end. Every one is optional."""
+
+    note: Callable[[str], None] = lambda text: None
+    group_started: Callable[[Group], None] = lambda group: None
+    case_started: Callable[[Group, Case], None] = lambda group, case: None
+    case_progress: Callable[[Group, Case, int, float], None] = lambda group, case, n, elapsed: None
+    case_finished: Callable[[Group, Case, Measurement], None] = lambda group, case, m: None
+
+
+def _check_choices(values: list[str] | None, valid: tuple[str, ...], what: str) -> list[str] | None:
+    if not values:
+        return None
+    out = []
+    for value in values:
+        for item in filter(None, (v.strip() for v in value.split(","))):
+            if item not in valid:
+                raise PlanError(f"unknown {what} {item!r}; valid {what}s: {', '.join(valid)}")
+            out.append(item)
+    return out
+
+
+def check_writable(directory: Path) -> None:
+    """Fail before any measuring if the result cannot be written."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".benchsite-write-test-"):
+            pass
+    except OSError as exc:
+        raise PlanError(f"cannot write results to {directory}: {exc.strerror or exc}") from None
+
+
+def describe_frameworks(names: list[str], timeout_s: float = 300.0
+                        ) -> tuple[list[FrameworkInfo], list[Accelerator]]:
+    """Ask each framework about itself in its own child process; a broken one is recorded, not fatal.
+
+    Also returns the accelerators the frameworks see (a ROCm GPU may be visible only to PyTorch)."""
+    infos: list[FrameworkInfo] = []
+    accelerators: list[Accelerator] = []
+    for name in names:
+        payload, failure = executor.run_simple({"kind": "describe", "framework": name}, timeout_s)
+        if payload is None:
+            reason = failure.message if failure else "no answer"
+            if failure and failure.traceback and "ModuleNotFoundError" in failure.traceback:
+                reason = f"{name} is not installed (pip install 'benchsite[{name}]')"
+            infos.append(FrameworkInfo(name=name, available=False, reason=reason[:4000]))
+            continue
+        info = dict(payload["info"])
+        info.pop("accelerators", None)
+        infos.append(FrameworkInfo(**info))
+        accelerators += [Accelerator(**a) for a in payload["info"].get("accelerators", [])]
+    return infos, accelerators
+
+
+def software_info(frameworks: list[FrameworkInfo]) -> Software:
+    try:
+        numpy_version: str | None = importlib.metadata.version("numpy")
+    except importlib.metadata.PackageNotFoundError:
+        numpy_version = None
+    env = {k: os.environ[k][:200] for k in ENV_ALLOWLIST if k in os.environ}
+    return Software(python=platform.python_version(), python_implementation=platform.python_implementation(),
+                    numpy=numpy_version, frameworks=frameworks, env=env)
+
+
+def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
+    """Check every option, probe the machine and frameworks, and list what will be measured.
+
+    Raises PlanError (with the valid choices) before anything slow happens where it can.
+    """
+    progress = progress or Progress()
+    if options.profile not in PROFILES:
+        raise PlanError(f"unknown profile {options.profile!r}; valid profiles: {', '.join(PROFILES)}")
+    try:
+        workloads = select(options.workloads)
+        frameworks = [canonical_framework(f) for f in (options.frameworks or ["torch"])]
+    except ValueError as exc:
+        raise PlanError(str(exc)) from None
+    devices_wanted = _check_choices(options.devices, DEVICE_KINDS, "device")
+    variants = _check_choices(options.variants, VARIANTS, "variant") or list(VARIANTS)
+    out_dir = options.output.parent if options.output else options.results_dir
+    check_writable(out_dir)
+
+    progress.note("Probing frameworks and hardware ...")
+    infos, accelerators = describe_frameworks(frameworks)
+    machine = collect_machine(framework_accelerators=accelerators)
+    software = software_info(infos)
+
+    notes: list[str] = []
+    devices: dict[str, list[str]] = {}
+    for info in infos:
+        if not info.available:
+            notes.append(f"{info.name}: skipped, {info.reason}")
+            continue
+        found = list(info.devices)
+        if devices_wanted:
+            missing = [d for d in devices_wanted if d not in found]
+            if missing and len(infos) == 1:
+                raise PlanError(f"device {', '.join(missing)} not available to {info.name} on this machine; "
+                                f"available: {', '.join(found)}")
+            found = [d for d in found if d in devices_wanted]
+        devices[info.name] = found
+    if not any(devices.values()):
+        raise PlanError("no framework can run here: " + "; ".join(notes))
+    if all(d == ["cpu"] for d in devices.values() if d) and not devices_wanted:
+        notes.append("No GPU found: running on the CPU only.")
+
+    groups: list[Group] = []
+    for workload in workloads:
+        cases = workload.cases(options.profile)
+        missing_modules = [m for m in workload.requires if importlib.util.find_spec(m) is None]
+        for framework, kinds in devices.items():
+            skip = None
+            if framework not in workload.implementations:
+                skip = f"{workload.id} has no {framework} implementation"
+            elif missing_modules:
+                skip = f"needs {', '.join(missing_modules)} (pip install 'benchsite[{missing_modules[0]}]')"
+            for variant in variants:
+                if variant not in workload.variants:
+                    continue
+                for kind in kinds:
+                    groups.append(Group(workload, framework, kind, variant, cases, skip))
+    budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
+    timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
+    return Plan(options, machine, software, devices, groups, notes, budget, timeout)
+
+
+def run_selftests(plan: Plan) -> list[SyncSelfTest]:
+    results = []
+    for framework, kinds in plan.devices.items():
+        for kind in kinds:
+            if kind == "cpu":
+                continue
+            payload, failure = executor.run_simple(
+                {"kind": "selftest", "framework": framework, "device": kind}, plan.timeout_s)
+            if payload is not None:
+                results.append(SyncSelfTest(**payload["result"]))
+            else:
+                message = failure.message if failure else "no answer"
+                results.append(SyncSelfTest(framework=framework, device=kind, passed=False,  # type: ignore[arg-type]
+                                            unsynced_s=0, synced_s=0, detail=f"self-test failed: {message}"[:4000]))
+    return results
+
+
+def _skipped(group: Group, case: Case, reason: str) -> Measurement:
+    return Measurement(
+        workload=case.workload, workload_hash=case.workload_hash(group.variant), point=case.point,
+        variant=group.variant, framework=group.framework, device=group.device,  # type: ignore[arg-type]
+        device_name="-", status="skipped", skip_reason=reason, unit=case.unit,  # type: ignore[arg-type]
+        samples_per_unit=case.samples_per_unit, params=case.params, flops_per_unit=case.flops_per_unit,
+    )
+
+
+def _failed(group: Group, case: Case, error: dict[str, Any], device_name: str) -> Measurement:
+    return Measurement(
+        workload=case.workload, workload_hash=case.workload_hash(group.variant), point=case.point,
+        variant=group.variant, framework=group.framework, device=group.device,  # type: ignore[arg-type]
+        device_name=device_name, status="failed", error=error, unit=case.unit,  # type: ignore[arg-type]
+        samples_per_unit=case.samples_per_unit, params=case.params, flops_per_unit=case.flops_per_unit,
+    )
+
+
+def device_name(plan: Plan, kind: str) -> str:
+    if kind == "cpu":
+        return plan.machine.cpu.model
+    vendor = {"cuda": "nvidia", "rocm": "amd", "mps": "apple"}[kind]
+    return next((a.model for a in plan.machine.accelerators if a.vendor == vendor), kind)
+
+
+def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurement]:
+    if group.skip_reason:
+        out = [_skipped(group, case, group.skip_reason) for case in group.cases]
+        for case, m in zip(group.cases, out, strict=True):
+            progress.case_finished(group, case, m)
+        return out
+    progress.group_started(group)
+    job = {
+        "kind": "measure", "framework": group.framework, "device": group.device,
+        "cpu_name": plan.machine.cpu.model, "workload": group.workload.id, "variant": group.variant,
+        "profile": plan.options.profile, "budget_s": plan.budget_s, "profile_ops": plan.options.profile_ops,
+    }
+    measurements: dict[int, Measurement] = {}
+
+    def on_event(event: dict[str, Any]) -> None:
+        kind = event.get("event")
+        index = event.get("index")
+        if index is None:
+            return
+        case = group.cases[index]
+        if kind == "start":
+            progress.case_started(group, case)
+        elif kind == "progress":
+            progress.case_progress(group, case, event["samples"], event["elapsed"])
+        elif kind == "result":
+            if event["status"] == "ok":
+                m = Measurement(**event["measurement"])
+            else:
+                m = _failed(group, case, event["error"], device_name(plan, group.device))
+            measurements[index] = m
+            progress.case_finished(group, case, m)
+
+    executor.run_cases(job, list(range(len(group.cases))), plan.timeout_s, on_event)
+    return [measurements[i] for i in sorted(measurements)]
+
+
+def default_output(plan: Plan, started: datetime) -> Path:
+    stamp = started.strftime("%Y%m%dT%H%M%SZ")
+    return plan.options.results_dir / plan.machine.id / f"{stamp}.yaml"
+
+
+def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, Path]:
+    """Run the plan and write the result file; Ctrl-C keeps what finished and still writes it."""
+    progress = progress or Progress()
+    started = datetime.now(timezone.utc)
+    for note in plan.notes:
+        progress.note(note)
+    measurements: list[Measurement] = []
+    selftests: list[SyncSelfTest] = []
+    interrupted = False
+    try:
+        selftests = run_selftests(plan)
+        for test in selftests:
+            if not test.passed:
+                progress.note(f"WARNING: sync self-test failed on {test.device}: {test.detail}")
+        for group in plan.groups:
+            measurements.extend(measure_group(plan, group, progress))
+    except (executor.Interrupted, KeyboardInterrupt):
+        interrupted = True
+        progress.note("Interrupted: writing the measurements that finished.")
+    finished = datetime.now(timezone.utc)
+    result = ResultFile(
+        schema_version=1,
+        benchsite_version=__version__,
+        suite=Suite(version=SUITE_VERSION, profile=plan.options.profile),  # type: ignore[arg-type]
+        run=Run(id=uuid.uuid4().hex, started_at=started, finished_at=finished, command=plan.options.command,
+                time_budget_s=plan.budget_s, interrupted=interrupted),
+        machine=plan.machine,
+        software=plan.software,
+        sync_selftests=selftests,
+        measurements=measurements,
+    )
+    path = plan.options.output or default_output(plan, started)
+    save(result, path)
+    return result, path
+
+
+def command_line(args: dict[str, Any]) -> str:
+    """The benchsite command as run, without paths (they can name the user)."""
+    parts = ["benchsite", "run"]
+    for key, value in args.items():
+        if value in (None, [], False) or key in ("output", "results_dir"):
+            continue
+        flag = "--" + key.replace("_", "-")
+        for item in value if isinstance(value, list) else [value]:
+            parts += [flag] if item is True else [flag, str(item)]
+    return shlex.join(parts)[:200]

@@ -1,0 +1,181 @@
+"""Parent side of the measuring child processes: spawn, stream events, enforce time limits, survive
+crashes. A failure of any kind becomes data (an ErrorInfo) and the caller goes on."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import IO, Any
+
+from runner import privacy
+
+EventHandler = Callable[[dict[str, Any]], None]
+# Starting a child and importing a framework can take a while on a cold disk (CUDA libraries are GBs).
+STARTUP_ALLOWANCE_S = 120.0
+STDERR_TAIL = 2000
+# The worker's exit code after it reported a failed case itself: start a fresh child for the rest.
+EXIT_CASE_FAILED = 3
+
+
+class Interrupted(Exception):
+    """The user pressed Ctrl-C; the child was stopped and what finished is kept."""
+
+
+@dataclass
+class ChildFailure:
+    type: str  # Crash, Timeout, OutOfMemory, or the exception class the child reported
+    message: str
+    traceback: str | None = None
+
+    def as_error(self) -> dict[str, Any]:
+        return {"type": self.type, "message": self.message[:4000], "traceback": self.traceback}
+
+
+def _reader(stream: IO[str], sink: queue.Queue[str | None]) -> None:
+    for line in stream:
+        sink.put(line)
+    sink.put(None)
+
+
+def _kill(proc: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=10)
+
+
+def _stderr_tail(handle: IO[bytes]) -> str:
+    handle.seek(0, os.SEEK_END)
+    size = handle.tell()
+    handle.seek(max(0, size - STDERR_TAIL))
+    return privacy.scrub(handle.read().decode("utf-8", errors="replace").strip())
+
+
+def _describe_exit(code: int, stderr: str) -> ChildFailure:
+    if code < 0:
+        sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        if -code == signal.SIGKILL:
+            return ChildFailure("OutOfMemory", f"the measuring process was killed ({sig}); on Linux this is "
+                                "almost always the out-of-memory killer", stderr or None)
+        return ChildFailure("Crash", f"the measuring process died of signal {sig}", stderr or None)
+    last = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
+    return ChildFailure("Crash", f"the measuring process exited with code {code}: {last}", stderr or None)
+
+
+def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
+              env: dict[str, str] | None = None) -> ChildFailure | None:
+    """Run one job in a fresh `python -m runner.worker` and pass its events to on_event.
+
+    The time limit applies per case: it restarts at every `start` event (plus a start-up allowance
+    for the first). Returns None when the child finished cleanly, else why it did not. Raises Interrupted
+    on Ctrl-C after killing the child.
+    """
+    with tempfile.TemporaryFile() as stderr:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "runner.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=stderr, text=True, start_new_session=True, env=env,  # own group: Ctrl-C stays with us
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        lines: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+        try:
+            proc.stdin.write(json.dumps(job))
+            proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        deadline = time.monotonic() + timeout_s + STARTUP_ALLOWANCE_S
+        reported_error: ChildFailure | None = None
+        try:
+            while True:
+                try:
+                    line = lines.get(timeout=max(0.05, min(1.0, deadline - time.monotonic())))
+                except queue.Empty:
+                    if time.monotonic() >= deadline:
+                        _kill(proc)
+                        return ChildFailure("Timeout", f"no result within the {timeout_s:.0f} s time limit; "
+                                            "the measuring process was stopped")
+                    continue
+                if line is None:
+                    break
+                try:
+                    event = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if event.get("event") == "start":
+                    deadline = time.monotonic() + timeout_s
+                if event.get("event") == "error":
+                    err = event["error"]
+                    reported_error = ChildFailure(err["type"], err["message"], err.get("traceback"))
+                    continue
+                on_event(event)
+            code = proc.wait()
+        except KeyboardInterrupt:
+            _kill(proc)
+            raise Interrupted() from None
+        finally:
+            if proc.poll() is None:
+                _kill(proc)
+        if reported_error is not None:
+            return reported_error
+        if code not in (0, EXIT_CASE_FAILED):
+            return _describe_exit(code, _stderr_tail(stderr))
+        return None
+
+
+def run_cases(job: dict[str, Any], indices: list[int], timeout_s: float,
+              on_event: EventHandler) -> dict[int, dict[str, Any]]:
+    """Measure every case index, restarting the child after a case fails, crashes or hangs.
+
+    Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}.
+    """
+    results: dict[int, dict[str, Any]] = {}
+    remaining = list(indices)
+    while remaining:
+        current: list[int] = []
+
+        def handle(event: dict[str, Any]) -> None:
+            if event.get("event") == "start":
+                current[:] = [event["index"]]
+            elif event.get("event") == "result":
+                results[event["index"]] = event
+                if event["index"] in remaining:
+                    remaining.remove(event["index"])
+            on_event(event)
+
+        failure = run_child({**job, "case_indices": remaining}, handle, timeout_s)
+        if failure is not None and remaining:
+            # The case that was running (or, if the child died before starting one, the next) failed.
+            index = current[0] if current and current[0] in remaining else remaining[0]
+            event = {"event": "result", "index": index, "status": "failed", "error": failure.as_error()}
+            results[index] = event
+            remaining.remove(index)
+            on_event(event)
+        elif failure is None and remaining:
+            # The child stopped early without saying why (it reports failures itself); do not loop forever.
+            for index in list(remaining):
+                event = {"event": "result", "index": index, "status": "failed",
+                         "error": {"type": "Crash", "message": "the measuring process ended without a result"}}
+                results[index] = event
+                remaining.remove(index)
+                on_event(event)
+    return results
+
+
+def run_simple(job: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any] | None, ChildFailure | None]:
+    """Run a describe or selftest job; returns its one payload event or the failure."""
+    events: list[dict[str, Any]] = []
+    failure = run_child(job, events.append, timeout_s)
+    payload = next((e for e in events if e.get("event") in ("describe", "selftest")), None)
+    if payload is None and failure is None:
+        failure = ChildFailure("Crash", "the child process returned no answer")
+    return payload, failure

@@ -1,0 +1,22 @@
+"""Frameworks: one package per framework owning device discovery, synchronisation and its workloads.
+
+Framework modules are imported only inside the measuring child processes (runner.worker), never by the
+CLI itself, so a framework that is missing or crashes on import cannot take the suite down.
+"""
+
+from __future__ import annotations
+
+# name -> module implementing describe(), make_device(kind, name) and sync_selftest(device)
+FRAMEWORKS: dict[str, str] = {
+    "torch": "runner.frameworks.torch",
+}
+# What the user may write for --framework; aliases map to the canonical names above.
+ALIASES = {"pytorch": "torch"}
+DEVICE_KINDS = ("cpu", "cuda", "rocm", "mps")
+
+
+def canonical_framework(name: str) -> str:
+    name = ALIASES.get(name.lower(), name.lower())
+    if name not in FRAMEWORKS:
+        raise ValueError(f"unknown framework {name!r}; valid frameworks: {', '.join(FRAMEWORKS)}")
+    return name

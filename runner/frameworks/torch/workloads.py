@@ -1,0 +1,553 @@
+"""The suite in PyTorch: models, synthetic data and the as-written and tuned loops of every workload.
+
+Each builder takes (case, variant, device) and returns a Program whose `run_unit()` runs one epoch or
+step. Programs never synchronise at the end of a unit: the timing engine does, at the timer boundary.
+As-written loops keep whatever syncs the seed's own loop has (`loss.item()`, printing a tensor), because
+those are part of what the seed measured.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.data import DataLoader, Dataset, TensorDataset
+
+from runner.frameworks.torch import TorchDevice
+from runner.workloads.base import Case
+
+DATA_SEED = 20240601  # fixed: every machine trains on the same synthetic data
+TOP_OPS = 10
+
+
+class Program:
+    """One built workload point, ready to time."""
+
+    precision = "fp32"
+
+    def __init__(self, model: nn.Module, device: TorchDevice):
+        self.model = model
+        self.device = device
+        self.params = sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+    def run_unit(self) -> None:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release workers and device memory before the next point in the same process."""
+
+    def top_ops(self, units: int = 1) -> list[dict[str, Any]]:
+        """The operators that dominate one unit on this device, from torch.profiler."""
+        from torch.profiler import ProfilerActivity, profile
+
+        on_gpu = self.device.kind in ("cuda", "rocm")
+        activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if on_gpu else [])
+        with profile(activities=activities) as prof:
+            for _ in range(units):
+                self.run_unit()
+            self.device.sync()
+        events = prof.key_averages()
+
+        def self_time(e: Any) -> float:
+            if on_gpu:
+                return float(getattr(e, "self_device_time_total", getattr(e, "self_cuda_time_total", 0.0)))
+            return float(e.self_cpu_time_total)
+
+        def total_time(e: Any) -> float:
+            if on_gpu:
+                return float(getattr(e, "device_time_total", getattr(e, "cuda_time_total", 0.0)))
+            return float(e.cpu_time_total)
+
+        ranked = sorted((e for e in events if self_time(e) > 0), key=self_time, reverse=True)[:TOP_OPS]
+        return [{"name": e.key[:200], "self_s": self_time(e) / 1e6 / units, "total_s": total_time(e) / 1e6 / units,
+                 "calls": int(e.count) // units} for e in ranked]
+
+
+def _generator() -> torch.Generator:
+    return torch.Generator().manual_seed(DATA_SEED)
+
+
+def _fused_or_foreach(device: TorchDevice) -> dict[str, bool]:
+    """Fused optimizer kernels where this torch has them for the device, else the multi-tensor path."""
+    if device.kind in ("cuda", "rocm", "cpu"):
+        return {"fused": True}
+    return {"foreach": True}
+
+
+class _GraphedEpoch:
+    """Runs an epoch body eagerly, or, on CUDA/HIP, replays it from a graph captured once.
+
+    For tiny models an epoch is thousands of kernel launches of a few microseconds each: the launch
+    overhead, not the GPU, sets the time. Capturing the whole epoch in one graph removes it.
+    """
+
+    def __init__(self, body: Callable[[], None], device: TorchDevice, before: Callable[[], None] | None = None):
+        self.body, self.device, self.before = body, device, before
+        self.graph: torch.cuda.CUDAGraph | None = None
+
+    def __call__(self) -> None:
+        if self.before is not None:
+            self.before()
+        if not self.device.graphs:
+            self.body()
+            return
+        if self.graph is None:
+            self._capture()
+        assert self.graph is not None
+        self.graph.replay()
+
+    def _capture(self) -> None:
+        # Warm up on a side stream first (optimizer state, cuDNN/cuBLAS workspaces), as the docs require.
+        stream = torch.cuda.Stream(self.device.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device.device))
+        with torch.cuda.stream(stream):
+            self.body()
+        torch.cuda.current_stream(self.device.device).wait_stream(stream)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.body()
+
+
+def _step(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor, graphed: bool) -> None:
+    # Inside a graph the gradients must stay at fixed addresses: zero them in place instead of freeing.
+    optimizer.zero_grad(set_to_none=not graphed)
+    loss.backward()
+    optimizer.step()
+
+
+# --- seed 000: tabular MLP ------------------------------------------------------------------------------------
+
+
+class MultiLayerPerceptron(nn.Module):
+    """The seed's model, layer for layer."""
+
+    def __init__(self, input_dim: int, widths: list[int]):
+        super().__init__()
+        self.fc1 = nn.Linear(input_dim, widths[1])
+        self.fc2 = nn.Linear(widths[1], widths[2])
+        self.fc3 = nn.Linear(widths[2], widths[3])
+        self.activation = nn.ReLU()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.activation(self.fc1(x))
+        x = self.activation(self.fc2(x))
+        return self.fc3(x)
+
+
+def tabular_data(n: int, features: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Standardised features and a label from a fixed linear rule (heart-disease-like: 13 columns)."""
+    gen = _generator()
+    x = torch.randn(n, features, generator=gen)
+    w = torch.randn(features, generator=gen)
+    y = ((x @ w + 0.5 * torch.randn(n, generator=gen)) > 0).long()
+    return x, y
+
+
+def _adamw_weights_only(model: nn.Module, lr: float, wd: float, **kwargs: Any) -> torch.optim.AdamW:
+    decay = [p for p in model.parameters() if p.ndim > 1]
+    no_decay = [p for p in model.parameters() if p.ndim <= 1]
+    return torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
+                             lr=lr, **kwargs)
+
+
+class TabularAsWritten(Program):
+    """Seed 000's loop: a shuffling DataLoader (2 workers and pinned memory on a GPU), `.item()` per batch."""
+
+    def __init__(self, case: Case, device: TorchDevice):
+        cfg = case.config
+        x, y = tabular_data(cfg["n"], cfg["widths"][0])
+        super().__init__(MultiLayerPerceptron(cfg["widths"][0], cfg["widths"]), device)
+        self.model.to(device.device, non_blocking=True)
+        self.optimizer = _adamw_weights_only(self.model, cfg["lr"], cfg["weight_decay"])
+        self.criterion = nn.CrossEntropyLoss()
+        gpu = device.kind != "cpu"
+        self.loader = DataLoader(TensorDataset(x, y), batch_size=cfg["batch"], shuffle=cfg["shuffle"],
+                                 pin_memory=device.kind in ("cuda", "rocm"), num_workers=2 if gpu else 0)
+
+    def run_unit(self) -> None:
+        dev = self.device.device
+        self.model.train()
+        train_loss, n_batches = 0.0, 0
+        for x_batch, y_batch in self.loader:
+            n_batches += 1
+            x_batch = x_batch.to(dev, non_blocking=True)
+            y_batch = y_batch.to(dev, non_blocking=True)
+            logits = self.model(x_batch)
+            batch_loss = self.criterion(logits, y_batch)
+            train_loss += batch_loss.item()
+            self.optimizer.zero_grad()
+            batch_loss.backward()
+            self.optimizer.step()
+        self.train_loss = train_loss / n_batches
+
+
+class ResidentShuffled(Program):
+    """Tuned loop shared by the small models: data resident on the device, a fresh permutation per epoch
+    (or none), fused optimizer, no host syncs, and on CUDA/HIP the whole epoch replayed from one graph."""
+
+    def __init__(self, model: nn.Module, device: TorchDevice, x: torch.Tensor, y: torch.Tensor, batch: int,
+                 make_optimizer: Callable[[nn.Module, dict[str, Any]], torch.optim.Optimizer],
+                 loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], shuffle: bool):
+        super().__init__(model, device)
+        dev = device.device
+        self.model.to(dev).train()
+        self.x, self.y = x.to(dev), y.to(dev)
+        self.batch, self.loss_fn = batch, loss_fn
+        extra: dict[str, Any] = _fused_or_foreach(device)
+        if device.graphs:
+            extra["capturable"] = True
+        try:
+            self.optimizer = make_optimizer(self.model, extra)
+        except (RuntimeError, ValueError):  # no fused kernel for this device in this torch
+            extra.pop("fused", None)
+            self.optimizer = make_optimizer(self.model, {**extra, "foreach": True})
+        n = self.x.shape[0]
+        self.perm = torch.arange(n, device=dev)
+        self.shuffle = shuffle
+        self.epoch = _GraphedEpoch(self._body, device, before=self._reshuffle if shuffle else None)
+
+    def _reshuffle(self) -> None:
+        self.perm.copy_(torch.randperm(self.perm.shape[0], device=self.device.device))
+
+    def _body(self) -> None:
+        n = self.x.shape[0]
+        for start in range(0, n, self.batch):
+            if self.shuffle:
+                idx = self.perm[start:start + self.batch]
+                xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
+            else:
+                xb, yb = self.x[start:start + self.batch], self.y[start:start + self.batch]
+            loss = self.loss_fn(self.model(xb), yb)
+            _step(self.model, self.optimizer, loss, self.device.graphs)
+
+    def run_unit(self) -> None:
+        self.epoch()
+
+    def close(self) -> None:
+        self.epoch.graph = None
+
+
+def tabular_mlp(case: Case, variant: str, device: TorchDevice) -> Program:
+    if variant == "as-written":
+        return TabularAsWritten(case, device)
+    cfg = case.config
+    x, y = tabular_data(cfg["n"], cfg["widths"][0])
+
+    def make_opt(model: nn.Module, extra: dict[str, Any]) -> torch.optim.Optimizer:
+        return _adamw_weights_only(model, cfg["lr"], cfg["weight_decay"], **extra)
+
+    return ResidentShuffled(MultiLayerPerceptron(cfg["widths"][0], cfg["widths"]), device, x, y, cfg["batch"],
+                            make_opt, F.cross_entropy, shuffle=True)
+
+
+# --- seed 001: depth sweep ----------------------------------------------------------------------------------------
+
+
+def depth_model(widths: list[int]) -> nn.Sequential:
+    layers: list[nn.Module] = []
+    for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False)):
+        if i:
+            layers.append(nn.ReLU())
+        layers.append(nn.Linear(a, b))
+    return nn.Sequential(*layers)
+
+
+def disc_data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The seed's generate_disc_set: points in the unit square, label = inside radius 1/sqrt(2 pi)."""
+    gen = _generator()
+    x = torch.empty(n, 2).uniform_(0, 1, generator=gen)
+    target = x.pow(2).sum(1).sub(1 / (2 * math.pi)).sign().neg().add(1).div(2).ceil()
+    x = x.sub_(x.mean()).div_(x.std())
+    return x, target.long()
+
+
+class DepthAsWritten(Program):
+    """Seed 001's loop: narrow() slices of resident tensors, argmax error count, loss accumulated as a
+    tensor, and the per-epoch progress line (formatting the tensors synchronises)."""
+
+    def __init__(self, case: Case, device: TorchDevice):
+        cfg = case.config
+        super().__init__(depth_model(cfg["widths"]), device)
+        x, y = disc_data(cfg["n"])
+        self.model.to(device.device)
+        self.train_input, self.train_target = x.to(device.device), y.to(device.device)
+        self.criterion = nn.CrossEntropyLoss()
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg["lr"])
+        self.mini_batch_size = cfg["batch"]
+        self.k = 0
+
+    def run_unit(self) -> None:
+        acc_loss: Any = 0
+        nb_train_errors: Any = 0
+        n_total = self.train_input.size(0)
+        for n in range(0, n_total, self.mini_batch_size):
+            output = self.model(self.train_input.narrow(0, n, self.mini_batch_size))
+            pred = torch.argmax(output, dim=1)
+            labels = self.train_target.narrow(0, n, self.mini_batch_size)
+            nb_train_errors += torch.sum(pred != labels)
+            loss = self.criterion(output, labels)
+            acc_loss = acc_loss + loss
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()
+        self.line = "Epoch {:2d}: Train Loss {:6.2f}, Train Error: {:5.02f}%".format(
+            self.k, acc_loss, (100 * nb_train_errors) / n_total)
+        self.k += 1
+
+
+def depth_sweep(case: Case, variant: str, device: TorchDevice) -> Program:
+    if variant == "as-written":
+        return DepthAsWritten(case, device)
+    cfg = case.config
+    x, y = disc_data(cfg["n"])
+
+    def make_opt(model: nn.Module, extra: dict[str, Any]) -> torch.optim.Optimizer:
+        extra = {k: v for k, v in extra.items() if k != "capturable"}  # SGD has no step counter to capture
+        return torch.optim.SGD(model.parameters(), lr=cfg["lr"], **extra)
+
+    return ResidentShuffled(depth_model(cfg["widths"]), device, x, y, cfg["batch"], make_opt, F.cross_entropy,
+                            shuffle=False)
+
+
+# --- seed 002: LeNet on CIFAR-sized data ------------------------------------------------------------------------
+
+
+class LeNet(nn.Module):
+    """The seed's Flux Chain: Conv(5x5, 3=>16, relu), MaxPool 2, Conv(5x5, 16=>8, relu), MaxPool 2,
+    Dense(200,120), Dense(120,84), Dense(84,10) (no activations between the dense layers, as in the seed),
+    then softmax unless `logits`."""
+
+    def __init__(self, logits: bool = False):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 5)
+        self.conv2 = nn.Conv2d(16, 8, 5)
+        self.fc1, self.fc2, self.fc3 = nn.Linear(200, 120), nn.Linear(120, 84), nn.Linear(84, 10)
+        self.logits = logits
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = self.fc3(self.fc2(self.fc1(torch.flatten(x, 1))))
+        return x if self.logits else F.softmax(x, dim=1)
+
+
+def image_data(n: int, shape: list[int], classes: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = _generator()
+    return torch.rand(n, *shape, generator=gen), torch.randint(0, classes, (n,), generator=gen)
+
+
+class CifarAsWritten(Program):
+    """Seed 002's loop: a list of resident (images, one-hot) batches of 1000, softmax output and
+    Flux's crossentropy (mean over the batch of -sum(y log p)), Momentum(0.01)."""
+
+    def __init__(self, case: Case, device: TorchDevice):
+        cfg = case.config
+        super().__init__(LeNet(), device)
+        self.model.to(device.device)
+        x, y = image_data(cfg["n"], cfg["image"], cfg["classes"])
+        onehot = F.one_hot(y, cfg["classes"]).float()
+        b = cfg["batch"]
+        self.batches = [(x[i:i + b].to(device.device), onehot[i:i + b].to(device.device))
+                        for i in range(0, cfg["n"], b)]
+        self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
+
+    def run_unit(self) -> None:
+        for x, y in self.batches:
+            loss = -(y * torch.log(self.model(x))).sum(dim=1).mean()
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+
+
+def cifar_lenet(case: Case, variant: str, device: TorchDevice) -> Program:
+    if variant == "as-written":
+        return CifarAsWritten(case, device)
+    cfg = case.config
+    x, y = image_data(cfg["n"], cfg["image"], cfg["classes"])
+
+    def make_opt(model: nn.Module, extra: dict[str, Any]) -> torch.optim.Optimizer:
+        extra = {k: v for k, v in extra.items() if k != "capturable"}
+        return torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"], **extra)
+
+    # Logits + log-softmax cross-entropy: the same function as softmax then log, in one fused kernel.
+    return ResidentShuffled(LeNet(logits=True), device, x, y, cfg["batch"], make_opt, F.cross_entropy,
+                            shuffle=False)
+
+
+# --- seed 004: the MNIST example -----------------------------------------------------------------------------------
+
+
+class MnistNet(nn.Module):
+    """pytorch/examples mnist/main.py's Net."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = nn.Dropout(0.25)
+        self.dropout2 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = self.dropout2(x)
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def mnist_images(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    gen = _generator()
+    return torch.randint(0, 256, (n, 28, 28), dtype=torch.uint8, generator=gen), torch.randint(
+        0, 10, (n,), generator=gen)
+
+
+class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
+    """uint8 images transformed per item like ToTensor() + Normalize((0.1307,), (0.3081,))."""
+
+    def __init__(self, images: torch.Tensor, targets: torch.Tensor, mean: float, std: float):
+        self.images, self.targets, self.mean, self.std = images, targets.tolist(), mean, std
+
+    def __len__(self) -> int:
+        return len(self.targets)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
+        img = self.images[index].to(torch.float32).div_(255).unsqueeze_(0)
+        return img.sub_(self.mean).div_(self.std), self.targets[index]
+
+
+class MnistAsWritten(Program):
+    """pytorch/examples' train(): DataLoader (1 worker + pinned memory on a GPU), Adadelta, StepLR,
+    `loss.item()` every log_interval batches."""
+
+    def __init__(self, case: Case, device: TorchDevice):
+        cfg = case.config
+        super().__init__(MnistNet(), device)
+        self.model.to(device.device)
+        images, targets = mnist_images(cfg["n"])
+        kwargs: dict[str, Any] = {"batch_size": cfg["batch"], "shuffle": True}
+        if device.kind != "cpu":
+            kwargs.update(num_workers=1, pin_memory=device.kind in ("cuda", "rocm"))
+        self.loader = DataLoader(SyntheticMnist(images, targets, *cfg["normalize"]), **kwargs)
+        self.optimizer = torch.optim.Adadelta(self.model.parameters(), lr=cfg["lr"])
+        self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=cfg["lr_gamma"])
+        self.log_interval = cfg["log_interval"]
+        self.epoch = 1
+
+    def run_unit(self) -> None:
+        dev = self.device.device
+        self.model.train()
+        for batch_idx, (data, target) in enumerate(self.loader):
+            data, target = data.to(dev), target.to(dev)
+            self.optimizer.zero_grad()
+            output = self.model(data)
+            loss = F.nll_loss(output, target)
+            loss.backward()
+            self.optimizer.step()
+            if batch_idx % self.log_interval == 0:
+                self.line = "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
+                    self.epoch, batch_idx * len(data), len(self.loader.dataset),  # type: ignore[arg-type]
+                    100.0 * batch_idx / len(self.loader), loss.item())
+        self.scheduler.step()
+        self.epoch += 1
+
+
+def mnist_cnn(case: Case, variant: str, device: TorchDevice) -> Program:
+    if variant == "as-written":
+        return MnistAsWritten(case, device)
+    cfg = case.config
+    images, targets = mnist_images(cfg["n"])
+    mean, std = cfg["normalize"]
+    x = images.to(torch.float32).div_(255).sub_(mean).div_(std).unsqueeze_(1)  # normalised once, resident
+
+    def make_opt(model: nn.Module, extra: dict[str, Any]) -> torch.optim.Optimizer:
+        extra = {k: v for k, v in extra.items() if k != "fused"}  # no fused Adadelta kernel
+        return torch.optim.Adadelta(model.parameters(), lr=cfg["lr"], foreach=True, **extra)
+
+    return ResidentShuffled(MnistNet(), device, x, targets, cfg["batch"], make_opt, F.nll_loss, shuffle=True)
+
+
+# --- seed 003: transformers ----------------------------------------------------------------------------------------
+
+
+def build_transformer(model_cfg: dict[str, Any]) -> nn.Module:
+    """A model from its published configuration with random weights: nothing is downloaded."""
+    import transformers
+
+    cfg = {k: v for k, v in model_cfg.items() if k not in ("family", "seq_len")}
+    family = model_cfg["family"]
+    if family == "bert":
+        return transformers.BertForSequenceClassification(transformers.BertConfig(**cfg))
+    if family == "vit":
+        return transformers.ViTForImageClassification(transformers.ViTConfig(**cfg))
+    if family == "convnext":
+        return transformers.ConvNextForImageClassification(transformers.ConvNextConfig(**cfg))
+    raise ValueError(f"unknown model family {family!r}")
+
+
+def transformer_batch(model_cfg: dict[str, Any], batch: int) -> dict[str, torch.Tensor]:
+    gen = _generator()
+    labels = torch.randint(0, model_cfg["num_labels"], (batch,), generator=gen)
+    if model_cfg["family"] == "bert":
+        seq = model_cfg["seq_len"]
+        ids = torch.randint(0, model_cfg["vocab_size"], (batch, seq), generator=gen)
+        return {"input_ids": ids, "attention_mask": torch.ones(batch, seq, dtype=torch.long), "labels": labels}
+    side = model_cfg["image_size"]
+    return {"pixel_values": torch.randn(batch, 3, side, side, generator=gen), "labels": labels}
+
+
+class TransformerProgram(Program):
+    """as-written: fp32, the batch copied from host memory every step, plain AdamW (seed 003's fine-tuning
+    loop). tuned: the batch resident on the device, bf16 autocast where the device supports bf16, fused
+    AdamW, gradients freed rather than zeroed, inference under inference_mode."""
+
+    def __init__(self, case: Case, variant: str, device: TorchDevice):
+        cfg = case.config
+        super().__init__(build_transformer(cfg["model"]), device)
+        self.model.to(device.device)
+        self.train = cfg["mode"] == "train"
+        self.model.train(self.train)
+        self.tuned = variant == "tuned"
+        host = transformer_batch(cfg["model"], cfg["batch"])
+        self.host_batch = host
+        self.resident = {k: v.to(device.device) for k, v in host.items()} if self.tuned else None
+        self.autocast = self.tuned and device.bf16
+        self.precision = "bf16" if self.autocast else "fp32"
+        if self.train:
+            extra = _fused_or_foreach(device) if self.tuned else {}
+            self.optimizer: torch.optim.Optimizer | None = torch.optim.AdamW(
+                self.model.parameters(), lr=cfg["lr"], **extra)
+        else:
+            self.optimizer = None
+
+    def _batch(self) -> dict[str, torch.Tensor]:
+        if self.resident is not None:
+            return self.resident
+        return {k: v.to(self.device.device) for k, v in self.host_batch.items()}
+
+    def run_unit(self) -> None:
+        batch = self._batch()
+        autocast_type = self.device.device.type
+        with torch.autocast(autocast_type, dtype=torch.bfloat16, enabled=self.autocast):
+            if self.train:
+                assert self.optimizer is not None
+                loss = self.model(**batch).loss
+                loss.backward()
+                self.optimizer.step()
+                self.optimizer.zero_grad(set_to_none=self.tuned)
+            else:
+                context = torch.inference_mode() if self.tuned else torch.no_grad()
+                with context:
+                    self.model(**{k: v for k, v in batch.items() if k != "labels"})
+
+
+def transformer(case: Case, variant: str, device: TorchDevice) -> Program:
+    return TransformerProgram(case, variant, device)

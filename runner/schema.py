@@ -1,0 +1,260 @@
+"""The benchsite result file: the one place that defines its format.
+
+A result file is the YAML written by one `benchsite run`. Every other module reads and writes it through
+these models (and `runner.storage`, which does the I/O), so the format cannot drift between the runner,
+`benchsite validate` and the site builder. The published JSON Schema (`benchsite schema`) and the docs'
+reference page are generated from the field descriptions below.
+
+Format history (bump SCHEMA_VERSION and add a line for every change that old readers cannot ignore):
+
+- 1 (benchsite 0.1.0): first version. Machine fingerprint, software, sync self-tests, measurements with
+  raw samples and their statistics.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 1
+
+# Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
+# at render time is still the site's job (the file is untrusted), this only keeps the file sane.
+_PRINTABLE = re.compile(r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$")
+
+
+def _printable(value: str) -> str:
+    if not _PRINTABLE.match(value):
+        raise ValueError("contains control characters")
+    return value
+
+
+def _finite(value: float) -> float:
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return value
+
+
+Text = Annotated[str, Field(max_length=200), AfterValidator(_printable)]
+LongText = Annotated[str, Field(max_length=4000), AfterValidator(_printable)]
+Finite = Annotated[float, AfterValidator(_finite)]
+PositiveSeconds = Annotated[float, Field(gt=0), AfterValidator(_finite)]
+NonNegative = Annotated[float, Field(ge=0), AfterValidator(_finite)]
+Hex16 = Annotated[str, Field(pattern=r"^[0-9a-f]{16}$")]
+Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9_.+-]{0,63}$")]
+
+DeviceKind = Literal["cpu", "cuda", "rocm", "mps"]
+Variant = Literal["as-written", "tuned"]
+Status = Literal["ok", "failed", "skipped"]
+Profile = Literal["tiny", "quick", "standard"]
+
+
+class Strict(BaseModel):
+    """Every model forbids unknown keys: a typo in a contributed file is an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# --- machine --------------------------------------------------------------------------------------------
+
+
+class Cpu(Strict):
+    model: Text = Field(description="Marketing name, e.g. 'AMD EPYC 9654 96-Core Processor'.")
+    vendor: Text = Field(description="'GenuineIntel', 'AuthenticAMD', 'Apple', 'ARM', ... or 'unknown'.")
+    arch: Text = Field(description="Machine architecture as the OS names it: x86_64, aarch64, arm64.")
+    physical_cores: int | None = Field(None, ge=1, description="Physical cores over all sockets.")
+    logical_cpus: int = Field(ge=1, description="Logical CPUs (hardware threads) the OS exposes.")
+    sockets: int | None = Field(None, ge=1)
+    max_mhz: float | None = Field(None, gt=0, description="Maximum clock in MHz, where the OS reports it.")
+    isa: list[Identifier] = Field(
+        default_factory=list,
+        description="ISA extensions that matter for ML kernels: avx2, fma, avx512f, avx512_bf16, amx_bf16, "
+        "neon, sve, ...",
+    )
+
+
+class Accelerator(Strict):
+    vendor: Literal["nvidia", "amd", "apple", "intel", "other"]
+    model: Text = Field(description="e.g. 'NVIDIA H100 80GB HBM3', 'AMD Radeon RX 6800M', 'Apple M2 Pro'.")
+    count: int = Field(1, ge=1, description="Identical devices of this model in the machine.")
+    memory_gib: NonNegative | None = Field(None, description="Memory per device (unified memory on Apple).")
+    driver: Text | None = None
+    cuda_version: Text | None = Field(None, description="CUDA version the NVIDIA driver supports.")
+    rocm_version: Text | None = None
+    compute_capability: Text | None = Field(None, description="NVIDIA compute capability, e.g. '9.0'.")
+    gfx_target: Text | None = Field(None, description="AMD GPU architecture, e.g. 'gfx1031'.")
+    cores: int | None = Field(None, ge=1, description="GPU cores, where reported (Apple).")
+    source: Text = Field(description="Which probe found it: nvml, nvidia-smi, rocm-smi, torch, sysctl, ...")
+
+
+class OperatingSystem(Strict):
+    system: Text = Field(description="Linux, Darwin, Windows.")
+    release: Text = Field(description="Kernel release (Linux) or OS version.")
+    distro: Text | None = Field(None, description="e.g. 'Debian GNU/Linux 12 (bookworm)', 'macOS 14.5'.")
+
+
+class Machine(Strict):
+    id: Hex16 = Field(
+        description="Stable hash of the hardware alone (CPU, accelerators): the same machine gives the same "
+        "id across runs, reboots and software upgrades. Results live under results/<id>/."
+    )
+    cpu: Cpu
+    memory_gib: NonNegative = Field(description="Installed RAM as the OS reports it.")
+    accelerators: list[Accelerator] = Field(default_factory=list)
+    os: OperatingSystem
+    system_type: Literal["laptop", "desktop", "server", "cloud", "unknown"] = Field(
+        description="A guess from DMI chassis type, battery presence and cloud DMI vendors."
+    )
+    system_type_evidence: list[Text] = Field(default_factory=list, description="What the guess rests on.")
+
+
+# --- software ---------------------------------------------------------------------------------------------
+
+
+class FrameworkInfo(Strict):
+    name: Identifier = Field(description="torch, tensorflow, jax, ...")
+    version: Text | None = Field(None, description="Missing when the framework could not be imported.")
+    available: bool
+    reason: LongText | None = Field(None, description="Why it is unavailable, when it is.")
+    build: dict[Identifier, Text | bool | int | None] = Field(
+        default_factory=dict,
+        description="Build facts: cuda, hip, cudnn, mps_built, blas, mkldnn, debug, ...",
+    )
+    threads: dict[Identifier, int] = Field(
+        default_factory=dict, description="Thread settings as the framework reports them."
+    )
+    devices: list[Text] = Field(default_factory=list, description="Devices this framework can use.")
+
+
+class Software(Strict):
+    python: Text
+    python_implementation: Text
+    numpy: Text | None = None
+    frameworks: list[FrameworkInfo] = Field(default_factory=list)
+    env: dict[Annotated[str, Field(pattern=r"^[A-Z][A-Z0-9_]{0,63}$")], Text] = Field(
+        default_factory=dict,
+        description="Thread and device environment variables that change numbers (OMP_NUM_THREADS, "
+        "MKL_NUM_THREADS, CUDA_VISIBLE_DEVICES, ...). An allow-list: nothing else is read.",
+    )
+
+
+# --- measurements --------------------------------------------------------------------------------------------
+
+
+class SyncSelfTest(Strict):
+    """Does the harness's synchronisation really wait for the device? Checked on every accelerator."""
+
+    framework: Identifier
+    device: DeviceKind
+    passed: bool
+    unsynced_s: NonNegative = Field(description="Time to enqueue the kernels without synchronising.")
+    synced_s: NonNegative = Field(description="Time to enqueue and synchronise with the harness's sync.")
+    reference_s: NonNegative | None = Field(
+        None, description="Device-side time of the same kernels (CUDA/HIP events), where available."
+    )
+    detail: LongText = ""
+
+
+class TopOp(Strict):
+    name: Text
+    self_s: NonNegative = Field(description="Self time on the measured device (device time on a GPU).")
+    total_s: NonNegative
+    calls: int = Field(ge=0)
+
+
+class ErrorInfo(Strict):
+    type: Text = Field(description="Exception class, 'Timeout', 'Crash' or 'OutOfMemory'.")
+    message: LongText
+    traceback: LongText | None = Field(None, description="The end of the traceback, paths anonymised.")
+
+
+PointValue = Annotated[int | float | str, Field(union_mode="left_to_right")]
+
+
+class Measurement(Strict):
+    workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
+    workload_hash: Hex16 = Field(
+        description="Hash of everything that changes the numbers (model, data shape, loop, "
+        "hyper-parameters, variant, suite version). Only equal hashes are compared."
+    )
+    point: dict[Identifier, PointValue] = Field(
+        default_factory=dict,
+        description="The sweep point inside the workload, e.g. {depth: 8} or {model: bert-base, mode: "
+        "train, batch_size: 32}.",
+    )
+    variant: Variant = Field(description="'as-written' reproduces the seed's loop; 'tuned' is the best the "
+                             "device can do.")
+    framework: Identifier
+    device: DeviceKind
+    device_name: Text = Field(description="The CPU or accelerator model the measurement ran on.")
+    precision: Literal["fp32", "bf16", "fp16"] = "fp32"
+    status: Status
+    error: ErrorInfo | None = None
+    skip_reason: LongText | None = None
+
+    unit: Literal["epoch", "step"] = Field(description="What one sample times.")
+    samples_per_unit: int = Field(ge=1, description="Training examples processed per unit.")
+    units_per_sample: int = Field(1, ge=1, description="Units timed back to back in one sample (blocking).")
+    warmup_s: PositiveSeconds | None = Field(None, description="The first unit, timed on its own.")
+    samples_s: list[PositiveSeconds] = Field(default_factory=list, description="Raw seconds per unit.")
+    median_s: PositiveSeconds | None = None
+    iqr_s: NonNegative | None = None
+    ci95_s: tuple[PositiveSeconds, PositiveSeconds] | None = Field(
+        None, description="95% confidence interval of the median (order statistics; t-interval below 6 "
+        "samples)."
+    )
+    rel_ci_halfwidth: NonNegative | None = Field(None, description="CI half-width over the median.")
+    stable: bool | None = Field(None, description="Whether the CI reached the target width in budget.")
+    warnings: list[LongText] = Field(default_factory=list)
+
+    samples_per_s: NonNegative | None = None
+    params: int | None = Field(None, ge=0, description="Trainable parameters of the model.")
+    flops_per_unit: NonNegative | None = Field(None, description="Analytic FLOPs of one unit.")
+    achieved_tflops: NonNegative | None = None
+    peak_host_mib: NonNegative | None = None
+    peak_device_mib: NonNegative | None = None
+    cpu_util: NonNegative | None = Field(None, description="CPU seconds per wall second (1.0 = one core).")
+    load_avg: NonNegative | None = Field(None, description="1-minute load average at the end.")
+    threads: int | None = Field(None, ge=1, description="Intra-op threads the framework used.")
+    top_ops: list[TopOp] = Field(default_factory=list)
+    wall_s: NonNegative | None = Field(None, description="Wall time of the whole measurement.")
+
+
+# --- the file -----------------------------------------------------------------------------------------------
+
+
+class Suite(Strict):
+    version: int = Field(ge=1)
+    profile: Profile
+
+
+class Run(Strict):
+    id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] = Field(description="Random run id (uuid4 hex).")
+    started_at: datetime
+    finished_at: datetime
+    command: Text = Field(description="The benchsite command line, with paths left out.")
+    time_budget_s: PositiveSeconds = Field(description="Steady-state time budget of each measurement.")
+    interrupted: bool = Field(False, description="True if the run was stopped (Ctrl-C) before the end.")
+
+
+class ResultFile(Strict):
+    schema_version: Literal[1] = Field(description="Version of this format; see runner/schema.py.")
+    benchsite_version: Text
+    suite: Suite
+    run: Run
+    machine: Machine
+    software: Software
+    sync_selftests: list[SyncSelfTest] = Field(default_factory=list)
+    measurements: list[Measurement] = Field(default_factory=list)
+
+
+def json_schema() -> dict[str, object]:
+    """The published JSON Schema of a result file."""
+    schema = ResultFile.model_json_schema()
+    schema["$id"] = f"https://benchsite.dev/schema/result-v{SCHEMA_VERSION}.json"
+    schema["title"] = "benchsite result file"
+    return schema

@@ -1,0 +1,163 @@
+"""Reading and writing result files: the only module that touches the YAML on disk.
+
+Writes are atomic (a temporary file in the same directory, fsync, rename), so a crash or a kill in the
+middle of a write never leaves a partial result file. Reads treat the file as untrusted: a size limit,
+YAML's safe loader, then the schema.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from runner.schema import SCHEMA_VERSION, ResultFile
+
+# A full standard run with raw samples is ~100-300 KiB; anything far larger is not a result file.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with one file: where, and what."""
+
+    path: str
+    field: str
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        where = f"{self.path}: {self.field}" if self.field else self.path
+        return f"{where}: {self.message}"
+
+
+def dumps(result: ResultFile) -> str:
+    data = result.model_dump(mode="json", exclude_none=True)
+    return yaml.dump(data, Dumper=_SafeDumper, sort_keys=False, allow_unicode=True, width=120)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path so that readers see the old file, or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    # Make the rename itself durable.
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
+
+
+def save(result: ResultFile, path: Path) -> Path:
+    write_atomic(path, dumps(result))
+    return path
+
+
+def _field_path(loc: tuple[int | str, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+def parse(text: str | bytes, path: str = "<string>") -> tuple[ResultFile | None, list[Problem]]:
+    """Parse and validate one file's content. Returns the result or every problem found."""
+    if len(text) > MAX_FILE_BYTES:
+        return None, [Problem(path, "", f"file is {len(text)} bytes, over the {MAX_FILE_BYTES} byte limit")]
+    try:
+        data: Any = yaml.load(text, Loader=_SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        return None, [Problem(path, where, f"not valid YAML: {getattr(exc, 'problem', None) or exc}")]
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, [Problem(path, "", f"not readable text: {exc}")]
+    if not isinstance(data, dict):
+        return None, [Problem(path, "", f"expected a mapping at the top level, got {type(data).__name__}")]
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        hint = (
+            "written by a newer benchsite: upgrade with `pip install -U benchsite`"
+            if isinstance(version, int) and version > SCHEMA_VERSION
+            else f"this benchsite reads schema_version {SCHEMA_VERSION}"
+        )
+        return None, [Problem(path, "schema_version", f"unsupported value {version!r}: {hint}")]
+    try:
+        return ResultFile.model_validate(data), []
+    except ValidationError as exc:
+        problems = [
+            Problem(path, _field_path(err["loc"]), f"{err['msg']} (got {_short(err.get('input'))})")
+            for err in exc.errors()
+        ]
+        return None, problems
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def load(path: Path) -> tuple[ResultFile | None, list[Problem]]:
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, [Problem(str(path), "", f"file is {size} bytes, over the {MAX_FILE_BYTES} byte limit")]
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [Problem(str(path), "", f"cannot read: {exc.strerror or exc}")]
+    return parse(raw, str(path))
+
+
+def iter_result_paths(paths: list[Path]) -> list[Path]:
+    """Expand directories into the result files below them (sorted, hidden temporaries skipped)."""
+    out: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            out.extend(
+                p for p in sorted(path.rglob("*.y*ml")) if p.suffix in {".yaml", ".yml"} and
+                not p.name.startswith(".")
+            )
+        else:
+            out.append(path)
+    return out
+
+
+def validate_paths(paths: list[Path]) -> tuple[int, list[Problem]]:
+    """Validate every file; returns the number of files checked and all problems found."""
+    files = iter_result_paths(paths)
+    problems: list[Problem] = []
+    for path in files:
+        result, found = load(path)
+        problems.extend(found)
+        if result is not None:
+            problems.extend(check_location(path, result))
+    return len(files), problems
+
+
+def check_location(path: Path, result: ResultFile) -> list[Problem]:
+    """A file under a results/<machine-id>/ folder must carry that machine id."""
+    parent = path.parent.name
+    if path.parent.parent.name == "results" and parent != result.machine.id:
+        return [Problem(str(path), "machine.id",
+                        f"file is in results/{parent}/ but its machine.id is {result.machine.id}")]
+    return []

@@ -1,0 +1,151 @@
+"""The measuring child process: `python -m runner.worker` reads one JSON job on stdin.
+
+It speaks JSON lines on the stdout it was started with; anything a library prints is redirected to
+stderr so it cannot corrupt the protocol. Jobs:
+
+- describe:  the framework's version, build and devices
+- selftest:  the sync self-test on one device
+- measure:   a list of cases of one workload, variant and device; one `result` line per case
+
+After a failed case the child exits (a CUDA error can poison the whole process); the parent starts a
+fresh child for the cases that remain.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import json
+import os
+import sys
+import time
+import traceback
+from typing import IO, Any
+
+from runner import privacy
+from runner.executor import EXIT_CASE_FAILED
+from runner.monitor import Monitor
+from runner.timing import measure, summarize
+from runner.workloads import get as get_workload
+
+OOM_MARKERS = ("out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "can't allocate memory")
+
+
+def _emit(out: IO[str], event: dict[str, Any]) -> None:
+    out.write(json.dumps(event) + "\n")
+    out.flush()
+
+
+def error_info(exc: BaseException) -> dict[str, Any]:
+    text = f"{type(exc).__name__}: {exc}"
+    kind = "OutOfMemory" if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS) else \
+        type(exc).__name__
+    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"type": kind, "message": privacy.scrub(str(exc) or type(exc).__name__)[:4000],
+            "traceback": privacy.scrub(tb[-3000:])}
+
+
+def _framework(name: str) -> Any:
+    from runner.frameworks import FRAMEWORKS
+
+    return importlib.import_module(FRAMEWORKS[name])
+
+
+def _import_builder(path: str) -> Any:
+    module, _, func = path.partition(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], index: int) -> dict[str, Any]:
+    """Build and time one case; returns the measurement as a dict of the schema's fields."""
+    workload = get_workload(job["workload"])
+    variant = job["variant"]
+    base: dict[str, Any] = {
+        "workload": case.workload, "workload_hash": case.workload_hash(variant), "point": case.point,
+        "variant": variant, "framework": job["framework"], "device": device.kind,
+        "device_name": device.name, "unit": case.unit, "samples_per_unit": case.samples_per_unit,
+        "params": case.params, "flops_per_unit": case.flops_per_unit,
+    }
+    started = time.perf_counter()
+    builder = _import_builder(workload.implementations[job["framework"]])
+    program = builder(case, variant, device)
+    try:
+        base["params"] = base["params"] if base["params"] is not None else program.params
+        base["precision"] = program.precision
+        device.reset_peak_memory()
+
+        def progress(samples: int, elapsed: float) -> None:
+            _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
+
+        with Monitor() as monitor:
+            timing = measure(program.run_unit, device.sync, budget_s=job["budget_s"],
+                             target_rel_ci=job.get("target_rel_ci", 0.02), on_sample=progress)
+        stats = summarize(timing.samples_s)
+        top_ops = program.top_ops() if job.get("profile_ops") and case.unit == "step" else []
+        flops = base["flops_per_unit"]
+        base.update(
+            status="ok", warmup_s=timing.warmup_s, samples_s=timing.samples_s,
+            units_per_sample=timing.units_per_sample, median_s=stats.median_s, iqr_s=stats.iqr_s,
+            ci95_s=list(stats.ci95_s) if stats.ci95_s else None, rel_ci_halfwidth=stats.rel_ci_halfwidth,
+            stable=timing.stable, warnings=timing.warnings,
+            samples_per_s=case.samples_per_unit / stats.median_s,
+            achieved_tflops=flops / stats.median_s / 1e12 if flops else None,
+            peak_host_mib=monitor.usage.peak_host_mib, peak_device_mib=device.peak_memory_mib(),
+            cpu_util=monitor.usage.cpu_util, load_avg=monitor.usage.load_avg,
+            threads=_threads(job["framework"]), top_ops=top_ops,
+        )
+    finally:
+        program.close()
+        del program
+        gc.collect()
+    base["wall_s"] = time.perf_counter() - started
+    return base
+
+
+def _threads(framework: str) -> int | None:
+    if framework == "torch":
+        import torch
+
+        return torch.get_num_threads()
+    return None
+
+
+def run_job(job: dict[str, Any], out: IO[str]) -> int:
+    kind = job["kind"]
+    framework = _framework(job["framework"])
+    if kind == "describe":
+        _emit(out, {"event": "describe", "info": framework.describe()})
+        return 0
+    device = framework.make_device(job["device"], job.get("cpu_name", "CPU"))
+    if kind == "selftest":
+        _emit(out, {"event": "selftest", "result": framework.sync_selftest(device)})
+        return 0
+    if kind != "measure":
+        raise ValueError(f"unknown job kind {kind!r}")
+    cases = get_workload(job["workload"]).cases(job["profile"])
+    for index in job["case_indices"]:
+        _emit(out, {"event": "start", "index": index})
+        try:
+            result = measure_case(job, cases[index], device, out, index)
+        except Exception as exc:
+            _emit(out, {"event": "result", "index": index, "status": "failed", "error": error_info(exc)})
+            return EXIT_CASE_FAILED
+        _emit(out, {"event": "result", "index": index, "status": "ok", "measurement": result})
+    return 0
+
+
+def main() -> int:
+    # Keep the protocol on a private copy of stdout; send stray prints to stderr.
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    job = json.loads(sys.stdin.read())
+    try:
+        return run_job(job, protocol)
+    except Exception as exc:
+        _emit(protocol, {"event": "error", "error": error_info(exc)})
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Workload specs: what is measured, independent of the framework that runs it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner import SUITE_VERSION
+
+PROFILES = ("tiny", "quick", "standard")
+VARIANTS = ("as-written", "tuned")
+
+
+@dataclass(frozen=True)
+class Case:
+    """One point of one workload at one profile: everything needed to build and to identify it."""
+
+    workload: str
+    point: dict[str, Any]
+    config: dict[str, Any]
+    unit: str
+    samples_per_unit: int
+    params: int | None = None
+    flops_per_unit: float | None = None
+
+    def workload_hash(self, variant: str) -> str:
+        """Hash of everything that changes the numbers. Framework and device are not in it: they are what
+        the site compares."""
+        key = {"suite": SUITE_VERSION, "workload": self.workload, "variant": variant, "config": self.config}
+        return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+
+    def label(self) -> str:
+        inner = ", ".join(f"{k}={v}" for k, v in self.point.items())
+        return f"{self.workload}[{inner}]" if inner else self.workload
+
+
+@dataclass(frozen=True)
+class Workload:
+    id: str
+    seed: str
+    title: str
+    summary: str
+    unit: str
+    cases: Callable[[str], list[Case]]
+    # framework name -> "module:function" that builds a Program; imported lazily in the child process.
+    implementations: dict[str, str] = field(default_factory=dict)
+    # Python modules the workload needs beyond its framework; missing ones make it 'skipped'.
+    requires: tuple[str, ...] = ()
+    variants: tuple[str, ...] = VARIANTS
+
+
+# --- analytic FLOPs --------------------------------------------------------------------------------------
+# Convention: multiply-adds count 2 FLOPs; only matrix products and convolutions are counted (elementwise
+# work is negligible for these models and frameworks disagree on how to count it). A training step is
+# forward + weight gradients + input gradients for every layer but the first (nothing needs dL/dx there).
+
+
+def train_flops(layer_forward_flops: list[float]) -> float:
+    forward = sum(layer_forward_flops)
+    return forward + forward + sum(layer_forward_flops[1:])
+
+
+def linear_flops(n_in: int, n_out: int) -> float:
+    return 2.0 * n_in * n_out
+
+
+def conv_flops(c_in: int, c_out: int, kernel: int, h_out: int, w_out: int) -> float:
+    return 2.0 * c_in * kernel * kernel * c_out * h_out * w_out
+
+
+def mlp_params(widths: list[int]) -> int:
+    return sum(a * b + b for a, b in zip(widths, widths[1:], strict=False))
