@@ -41,10 +41,24 @@ DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 5.0, "standard": 20.0}
 DEFAULT_TIMEOUT_S = {"tiny": 120.0, "quick": 600.0, "standard": 1800.0}
 # Environment variables recorded in the result file (an allow-list: nothing else is read).
 ENV_ALLOWLIST = (
-    "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "OPENBLAS_CORETYPE", "VECLIB_MAXIMUM_THREADS",
-    "KMP_AFFINITY", "KMP_BLOCKTIME", "OMP_PROC_BIND", "GOMP_CPU_AFFINITY", "CUDA_VISIBLE_DEVICES",
-    "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_LAUNCH_BLOCKING", "PYTORCH_CUDA_ALLOC_CONF",
-    "PYTORCH_ENABLE_MPS_FALLBACK", "TF_ENABLE_ONEDNN_OPTS", "XLA_FLAGS", "NVIDIA_TF32_OVERRIDE",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "OPENBLAS_CORETYPE",
+    "VECLIB_MAXIMUM_THREADS",
+    "KMP_AFFINITY",
+    "KMP_BLOCKTIME",
+    "OMP_PROC_BIND",
+    "GOMP_CPU_AFFINITY",
+    "CUDA_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ROCR_VISIBLE_DEVICES",
+    "CUDA_LAUNCH_BLOCKING",
+    "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ENABLE_MPS_FALLBACK",
+    "TF_ENABLE_ONEDNN_OPTS",
+    "XLA_FLAGS",
+    "NVIDIA_TF32_OVERRIDE",
     "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",
 )
 
@@ -129,8 +143,7 @@ def check_writable(directory: Path) -> None:
         raise PlanError(f"cannot write results to {directory}: {exc.strerror or exc}") from None
 
 
-def describe_frameworks(names: list[str], timeout_s: float = 300.0
-                        ) -> tuple[list[FrameworkInfo], list[Accelerator]]:
+def describe_frameworks(names: list[str], timeout_s: float = 300.0) -> tuple[list[FrameworkInfo], list[Accelerator]]:
     """Ask each framework about itself in its own child process; a broken one is recorded, not fatal.
 
     Also returns the accelerators the frameworks see (a ROCm GPU may be visible only to PyTorch)."""
@@ -157,8 +170,13 @@ def software_info(frameworks: list[FrameworkInfo]) -> Software:
     except importlib.metadata.PackageNotFoundError:
         numpy_version = None
     env = {k: os.environ[k][:200] for k in ENV_ALLOWLIST if k in os.environ}
-    return Software(python=platform.python_version(), python_implementation=platform.python_implementation(),
-                    numpy=numpy_version, frameworks=frameworks, env=env)
+    return Software(
+        python=platform.python_version(),
+        python_implementation=platform.python_implementation(),
+        numpy=numpy_version,
+        frameworks=frameworks,
+        env=env,
+    )
 
 
 def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
@@ -194,8 +212,10 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         if devices_wanted:
             missing = [d for d in devices_wanted if d not in found]
             if missing and len(infos) == 1:
-                raise PlanError(f"device {', '.join(missing)} not available to {info.name} on this machine; "
-                                f"available: {', '.join(found)}")
+                raise PlanError(
+                    f"device {', '.join(missing)} not available to {info.name} on this machine; "
+                    f"available: {', '.join(found)}"
+                )
             found = [d for d in found if d in devices_wanted]
         devices[info.name] = found
     if not any(devices.values()):
@@ -230,31 +250,58 @@ def run_selftests(plan: Plan) -> list[SyncSelfTest]:
             if kind == "cpu":
                 continue
             payload, failure = executor.run_simple(
-                {"kind": "selftest", "framework": framework, "device": kind}, plan.timeout_s)
+                {"kind": "selftest", "framework": framework, "device": kind}, plan.timeout_s
+            )
             if payload is not None:
                 results.append(SyncSelfTest(**payload["result"]))
             else:
                 message = failure.message if failure else "no answer"
-                results.append(SyncSelfTest(framework=framework, device=kind, passed=False,  # type: ignore[arg-type]
-                                            unsynced_s=0, synced_s=0, detail=f"self-test failed: {message}"[:4000]))
+                results.append(
+                    SyncSelfTest(
+                        framework=framework,
+                        device=kind,
+                        passed=False,
+                        unsynced_s=0,
+                        synced_s=0,
+                        detail=f"self-test failed: {message}"[:4000],
+                    )
+                )
     return results
 
 
 def _skipped(group: Group, case: Case, reason: str) -> Measurement:
     return Measurement(
-        workload=case.workload, workload_hash=case.workload_hash(group.variant), point=case.point,
-        variant=group.variant, framework=group.framework, device=group.device,  # type: ignore[arg-type]
-        device_name="-", status="skipped", skip_reason=reason, unit=case.unit,  # type: ignore[arg-type]
-        samples_per_unit=case.samples_per_unit, params=case.params, flops_per_unit=case.flops_per_unit,
+        workload=case.workload,
+        workload_hash=case.workload_hash(group.variant),
+        point=case.point,
+        variant=group.variant,
+        framework=group.framework,
+        device=group.device,
+        device_name="-",
+        status="skipped",
+        skip_reason=reason,
+        unit=case.unit,
+        samples_per_unit=case.samples_per_unit,
+        params=case.params,
+        flops_per_unit=case.flops_per_unit,
     )
 
 
 def _failed(group: Group, case: Case, error: dict[str, Any], device_name: str) -> Measurement:
     return Measurement(
-        workload=case.workload, workload_hash=case.workload_hash(group.variant), point=case.point,
-        variant=group.variant, framework=group.framework, device=group.device,  # type: ignore[arg-type]
-        device_name=device_name, status="failed", error=error, unit=case.unit,  # type: ignore[arg-type]
-        samples_per_unit=case.samples_per_unit, params=case.params, flops_per_unit=case.flops_per_unit,
+        workload=case.workload,
+        workload_hash=case.workload_hash(group.variant),
+        point=case.point,
+        variant=group.variant,
+        framework=group.framework,
+        device=group.device,
+        device_name=device_name,
+        status="failed",
+        error=error,
+        unit=case.unit,
+        samples_per_unit=case.samples_per_unit,
+        params=case.params,
+        flops_per_unit=case.flops_per_unit,
     )
 
 
@@ -273,9 +320,15 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
         return out
     progress.group_started(group)
     job = {
-        "kind": "measure", "framework": group.framework, "device": group.device,
-        "cpu_name": plan.machine.cpu.model, "workload": group.workload.id, "variant": group.variant,
-        "profile": plan.options.profile, "budget_s": plan.budget_s, "profile_ops": plan.options.profile_ops,
+        "kind": "measure",
+        "framework": group.framework,
+        "device": group.device,
+        "cpu_name": plan.machine.cpu.model,
+        "workload": group.workload.id,
+        "variant": group.variant,
+        "profile": plan.options.profile,
+        "budget_s": plan.budget_s,
+        "profile_ops": plan.options.profile_ops,
     }
     measurements: dict[int, Measurement] = {}
 
@@ -306,8 +359,10 @@ def default_output(plan: Plan, started: datetime) -> Path:
     return plan.options.results_dir / plan.machine.id / f"{stamp}.yaml"
 
 
-def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, Path]:
-    """Run the plan and write the result file; Ctrl-C keeps what finished and still writes it."""
+def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, Path | None]:
+    """Run the plan and write the result file; Ctrl-C keeps what finished and still writes it.
+
+    Returns the result and where it was written (None if interrupted before anything finished)."""
     progress = progress or Progress()
     started = datetime.now(timezone.utc)
     for note in plan.notes:
@@ -329,14 +384,22 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
     result = ResultFile(
         schema_version=1,
         benchsite_version=__version__,
-        suite=Suite(version=SUITE_VERSION, profile=plan.options.profile),  # type: ignore[arg-type]
-        run=Run(id=uuid.uuid4().hex, started_at=started, finished_at=finished, command=plan.options.command,
-                time_budget_s=plan.budget_s, interrupted=interrupted),
+        suite=Suite(version=SUITE_VERSION, profile=plan.options.profile),
+        run=Run(
+            id=uuid.uuid4().hex,
+            started_at=started,
+            finished_at=finished,
+            command=plan.options.command,
+            time_budget_s=plan.budget_s,
+            interrupted=interrupted,
+        ),
         machine=plan.machine,
         software=plan.software,
         sync_selftests=selftests,
         measurements=measurements,
     )
+    if interrupted and not measurements:
+        return result, None
     path = plan.options.output or default_output(plan, started)
     save(result, path)
     return result, path

@@ -65,15 +65,19 @@ def _describe_exit(code: int, stderr: str) -> ChildFailure:
     if code < 0:
         sig = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
         if -code == signal.SIGKILL:
-            return ChildFailure("OutOfMemory", f"the measuring process was killed ({sig}); on Linux this is "
-                                "almost always the out-of-memory killer", stderr or None)
+            return ChildFailure(
+                "OutOfMemory",
+                f"the measuring process was killed ({sig}); on Linux this is almost always the out-of-memory killer",
+                stderr or None,
+            )
         return ChildFailure("Crash", f"the measuring process died of signal {sig}", stderr or None)
     last = stderr.strip().splitlines()[-1] if stderr.strip() else "no output"
     return ChildFailure("Crash", f"the measuring process exited with code {code}: {last}", stderr or None)
 
 
-def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
-              env: dict[str, str] | None = None) -> ChildFailure | None:
+def run_child(
+    job: dict[str, Any], on_event: EventHandler, timeout_s: float, env: dict[str, str] | None = None
+) -> ChildFailure | None:
     """Run one job in a fresh `python -m runner.worker` and pass its events to on_event.
 
     The time limit applies per case: it restarts at every `start` event (plus a start-up allowance
@@ -82,12 +86,18 @@ def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
     """
     with tempfile.TemporaryFile() as stderr:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=stderr, text=True, start_new_session=True, env=env,  # own group: Ctrl-C stays with us
+            [sys.executable, "-m", "runner.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            start_new_session=True,
+            env=env,  # own group: Ctrl-C stays with us
         )
         assert proc.stdin is not None and proc.stdout is not None
         lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True).start()
+        reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
+        reader.start()
         try:
             proc.stdin.write(json.dumps(job))
             proc.stdin.close()
@@ -102,8 +112,10 @@ def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
                 except queue.Empty:
                     if time.monotonic() >= deadline:
                         _kill(proc)
-                        return ChildFailure("Timeout", f"no result within the {timeout_s:.0f} s time limit; "
-                                            "the measuring process was stopped")
+                        return ChildFailure(
+                            "Timeout",
+                            f"no result within the {timeout_s:.0f} s time limit; the measuring process was stopped",
+                        )
                     continue
                 if line is None:
                     break
@@ -125,6 +137,9 @@ def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
         finally:
             if proc.poll() is None:
                 _kill(proc)
+            reader.join(timeout=5)  # the pipe is at EOF once the child (and its group) is gone
+            if not reader.is_alive():
+                proc.stdout.close()
         if reported_error is not None:
             return reported_error
         if code not in (0, EXIT_CASE_FAILED):
@@ -132,27 +147,32 @@ def run_child(job: dict[str, Any], on_event: EventHandler, timeout_s: float,
         return None
 
 
-def run_cases(job: dict[str, Any], indices: list[int], timeout_s: float,
-              on_event: EventHandler) -> dict[int, dict[str, Any]]:
+def run_cases(
+    job: dict[str, Any], indices: list[int], timeout_s: float, on_event: EventHandler
+) -> dict[int, dict[str, Any]]:
     """Measure every case index, restarting the child after a case fails, crashes or hangs.
 
     Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}.
     """
     results: dict[int, dict[str, Any]] = {}
     remaining = list(indices)
+    current: list[int] = []  # the case the child is measuring now
+
+    def handle(event: dict[str, Any]) -> None:
+        if event.get("event") == "start":
+            current[:] = [event["index"]]
+        elif event.get("event") == "result":
+            results[event["index"]] = event
+            if event["index"] in remaining:
+                remaining.remove(event["index"])
+        on_event(event)
+
     while remaining:
-        current: list[int] = []
-
-        def handle(event: dict[str, Any]) -> None:
-            if event.get("event") == "start":
-                current[:] = [event["index"]]
-            elif event.get("event") == "result":
-                results[event["index"]] = event
-                if event["index"] in remaining:
-                    remaining.remove(event["index"])
-            on_event(event)
-
+        current.clear()
+        before = len(results)
         failure = run_child({**job, "case_indices": remaining}, handle, timeout_s)
+        if failure is None and remaining and len(results) > before:
+            continue  # the child reported a failed case itself and stopped: go on in a fresh one
         if failure is not None and remaining:
             # The case that was running (or, if the child died before starting one, the next) failed.
             index = current[0] if current and current[0] in remaining else remaining[0]
@@ -163,8 +183,12 @@ def run_cases(job: dict[str, Any], indices: list[int], timeout_s: float,
         elif failure is None and remaining:
             # The child stopped early without saying why (it reports failures itself); do not loop forever.
             for index in list(remaining):
-                event = {"event": "result", "index": index, "status": "failed",
-                         "error": {"type": "Crash", "message": "the measuring process ended without a result"}}
+                event = {
+                    "event": "result",
+                    "index": index,
+                    "status": "failed",
+                    "error": {"type": "Crash", "message": "the measuring process ended without a result"},
+                }
                 results[index] = event
                 remaining.remove(index)
                 on_event(event)

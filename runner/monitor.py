@@ -55,8 +55,9 @@ class Monitor:
     def __exit__(self, *exc: object) -> None:
         wall = time.perf_counter() - self._wall
         now = os.times()
-        cpu = sum(getattr(now, f) - getattr(self._times, f)
-                  for f in ("user", "system", "children_user", "children_system"))
+        cpu = sum(
+            getattr(now, f) - getattr(self._times, f) for f in ("user", "system", "children_user", "children_system")
+        )
         try:
             load: float | None = os.getloadavg()[0]
         except OSError:

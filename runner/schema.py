@@ -186,8 +186,9 @@ class Measurement(Strict):
         description="The sweep point inside the workload, e.g. {depth: 8} or {model: bert-base, mode: "
         "train, batch_size: 32}.",
     )
-    variant: Variant = Field(description="'as-written' reproduces the seed's loop; 'tuned' is the best the "
-                             "device can do.")
+    variant: Variant = Field(
+        description="'as-written' reproduces the seed's loop; 'tuned' is the best the device can do."
+    )
     framework: Identifier
     device: DeviceKind
     device_name: Text = Field(description="The CPU or accelerator model the measurement ran on.")
@@ -204,8 +205,7 @@ class Measurement(Strict):
     median_s: PositiveSeconds | None = None
     iqr_s: NonNegative | None = None
     ci95_s: tuple[PositiveSeconds, PositiveSeconds] | None = Field(
-        None, description="95% confidence interval of the median (order statistics; t-interval below 6 "
-        "samples)."
+        None, description="95% confidence interval of the median (order statistics; t-interval below 6 samples)."
     )
     rel_ci_halfwidth: NonNegative | None = Field(None, description="CI half-width over the median.")
     stable: bool | None = Field(None, description="Whether the CI reached the target width in budget.")

@@ -134,8 +134,7 @@ def iter_result_paths(paths: list[Path]) -> list[Path]:
     for path in paths:
         if path.is_dir():
             out.extend(
-                p for p in sorted(path.rglob("*.y*ml")) if p.suffix in {".yaml", ".yml"} and
-                not p.name.startswith(".")
+                p for p in sorted(path.rglob("*.y*ml")) if p.suffix in {".yaml", ".yml"} and not p.name.startswith(".")
             )
         else:
             out.append(path)
@@ -158,6 +157,7 @@ def check_location(path: Path, result: ResultFile) -> list[Problem]:
     """A file under a results/<machine-id>/ folder must carry that machine id."""
     parent = path.parent.name
     if path.parent.parent.name == "results" and parent != result.machine.id:
-        return [Problem(str(path), "machine.id",
-                        f"file is in results/{parent}/ but its machine.id is {result.machine.id}")]
+        return [
+            Problem(str(path), "machine.id", f"file is in results/{parent}/ but its machine.id is {result.machine.id}")
+        ]
     return []

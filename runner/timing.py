@@ -108,7 +108,7 @@ def measure(
     run_unit()
     sync()
     first = clock() - steady_start
-    block = max(1, math.ceil(min_sample_s / first)) if first > 0 else 1
+    block = max(1, math.ceil(min_sample_s / first - 1e-9)) if first > 0 else 1
     timing.units_per_sample = block
     if block == 1:
         timing.samples_s.append(first)

@@ -38,11 +38,13 @@ def _emit(out: IO[str], event: dict[str, Any]) -> None:
 
 def error_info(exc: BaseException) -> dict[str, Any]:
     text = f"{type(exc).__name__}: {exc}"
-    kind = "OutOfMemory" if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS) else \
-        type(exc).__name__
+    kind = "OutOfMemory" if isinstance(exc, MemoryError) or any(m in text for m in OOM_MARKERS) else type(exc).__name__
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return {"type": kind, "message": privacy.scrub(str(exc) or type(exc).__name__)[:4000],
-            "traceback": privacy.scrub(tb[-3000:])}
+    return {
+        "type": kind,
+        "message": privacy.scrub(str(exc) or type(exc).__name__)[:4000],
+        "traceback": privacy.scrub(tb[-3000:]),
+    }
 
 
 def _framework(name: str) -> Any:
@@ -61,10 +63,17 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     workload = get_workload(job["workload"])
     variant = job["variant"]
     base: dict[str, Any] = {
-        "workload": case.workload, "workload_hash": case.workload_hash(variant), "point": case.point,
-        "variant": variant, "framework": job["framework"], "device": device.kind,
-        "device_name": device.name, "unit": case.unit, "samples_per_unit": case.samples_per_unit,
-        "params": case.params, "flops_per_unit": case.flops_per_unit,
+        "workload": case.workload,
+        "workload_hash": case.workload_hash(variant),
+        "point": case.point,
+        "variant": variant,
+        "framework": job["framework"],
+        "device": device.kind,
+        "device_name": device.name,
+        "unit": case.unit,
+        "samples_per_unit": case.samples_per_unit,
+        "params": case.params,
+        "flops_per_unit": case.flops_per_unit,
     }
     started = time.perf_counter()
     builder = _import_builder(workload.implementations[job["framework"]])
@@ -78,21 +87,35 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
         with Monitor() as monitor:
-            timing = measure(program.run_unit, device.sync, budget_s=job["budget_s"],
-                             target_rel_ci=job.get("target_rel_ci", 0.02), on_sample=progress)
+            timing = measure(
+                program.run_unit,
+                device.sync,
+                budget_s=job["budget_s"],
+                target_rel_ci=job.get("target_rel_ci", 0.02),
+                on_sample=progress,
+            )
         stats = summarize(timing.samples_s)
         top_ops = program.top_ops() if job.get("profile_ops") and case.unit == "step" else []
         flops = base["flops_per_unit"]
         base.update(
-            status="ok", warmup_s=timing.warmup_s, samples_s=timing.samples_s,
-            units_per_sample=timing.units_per_sample, median_s=stats.median_s, iqr_s=stats.iqr_s,
-            ci95_s=list(stats.ci95_s) if stats.ci95_s else None, rel_ci_halfwidth=stats.rel_ci_halfwidth,
-            stable=timing.stable, warnings=timing.warnings,
+            status="ok",
+            warmup_s=timing.warmup_s,
+            samples_s=timing.samples_s,
+            units_per_sample=timing.units_per_sample,
+            median_s=stats.median_s,
+            iqr_s=stats.iqr_s,
+            ci95_s=list(stats.ci95_s) if stats.ci95_s else None,
+            rel_ci_halfwidth=stats.rel_ci_halfwidth,
+            stable=timing.stable,
+            warnings=timing.warnings,
             samples_per_s=case.samples_per_unit / stats.median_s,
             achieved_tflops=flops / stats.median_s / 1e12 if flops else None,
-            peak_host_mib=monitor.usage.peak_host_mib, peak_device_mib=device.peak_memory_mib(),
-            cpu_util=monitor.usage.cpu_util, load_avg=monitor.usage.load_avg,
-            threads=_threads(job["framework"]), top_ops=top_ops,
+            peak_host_mib=monitor.usage.peak_host_mib,
+            peak_device_mib=device.peak_memory_mib(),
+            cpu_util=monitor.usage.cpu_util,
+            load_avg=monitor.usage.load_avg,
+            threads=_threads(job["framework"]),
+            top_ops=top_ops,
         )
     finally:
         program.close()

@@ -49,8 +49,9 @@ def merge_accelerators(found: list[Accelerator], from_frameworks: list[Accelerat
     return found + [a for a in from_frameworks if a.vendor not in vendors]
 
 
-def collect_machine(src: Sources | None = None, framework_accelerators: list[Accelerator] | None = None,
-                    use_nvml: bool = True) -> Machine:
+def collect_machine(
+    src: Sources | None = None, framework_accelerators: list[Accelerator] | None = None, use_nvml: bool = True
+) -> Machine:
     src = src or Sources()
     cpu = probe_cpu(src)
     memory = probe_memory(src)
@@ -63,6 +64,6 @@ def collect_machine(src: Sources | None = None, framework_accelerators: list[Acc
         memory_gib=memory,
         accelerators=accelerators,
         os=probe_os(src),
-        system_type=system_type,  # type: ignore[arg-type]
+        system_type=system_type,
         system_type_evidence=evidence,
     )

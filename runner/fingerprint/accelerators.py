@@ -6,6 +6,7 @@ displays are never read or written (privacy by default).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import Counter
@@ -29,8 +30,11 @@ def _group(devices: list[dict[str, Any]]) -> list[Accelerator]:
 
 # --- NVIDIA ------------------------------------------------------------------------------------------------
 
-NVIDIA_SMI_QUERY = ["nvidia-smi", "--query-gpu=name,memory.total,driver_version,compute_cap",
-                    "--format=csv,noheader,nounits"]
+NVIDIA_SMI_QUERY = [
+    "nvidia-smi",
+    "--query-gpu=name,memory.total,driver_version,compute_cap",
+    "--format=csv,noheader,nounits",
+]
 
 
 def parse_nvidia_smi_csv(text: str, cuda_version: str | None = None) -> list[Accelerator]:
@@ -40,12 +44,17 @@ def parse_nvidia_smi_csv(text: str, cuda_version: str | None = None) -> list[Acc
         if len(parts) < 4:
             continue
         name, mem_mib, driver, cc = parts[:4]
-        devices.append({
-            "vendor": "nvidia", "model": name,
-            "memory_gib": round(float(mem_mib) / 1024, 2) if _is_number(mem_mib) else None,
-            "driver": driver or None, "cuda_version": cuda_version,
-            "compute_capability": cc if _is_number(cc) else None, "source": "nvidia-smi",
-        })
+        devices.append(
+            {
+                "vendor": "nvidia",
+                "model": name,
+                "memory_gib": round(float(mem_mib) / 1024, 2) if _is_number(mem_mib) else None,
+                "driver": driver or None,
+                "cuda_version": cuda_version,
+                "compute_capability": cc if _is_number(cc) else None,
+                "source": "nvidia-smi",
+            }
+        )
     return _group(devices)
 
 
@@ -79,20 +88,23 @@ def _probe_nvml() -> list[Accelerator] | None:
         for i in range(pynvml.nvmlDeviceGetCount()):
             handle = pynvml.nvmlDeviceGetHandleByIndex(i)
             major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
-            devices.append({
-                "vendor": "nvidia", "model": _text(pynvml.nvmlDeviceGetName(handle)),
-                "memory_gib": round(pynvml.nvmlDeviceGetMemoryInfo(handle).total / GIB, 2),
-                "driver": driver, "cuda_version": cuda, "compute_capability": f"{major}.{minor}",
-                "source": "nvml",
-            })
+            devices.append(
+                {
+                    "vendor": "nvidia",
+                    "model": _text(pynvml.nvmlDeviceGetName(handle)),
+                    "memory_gib": round(pynvml.nvmlDeviceGetMemoryInfo(handle).total / GIB, 2),
+                    "driver": driver,
+                    "cuda_version": cuda,
+                    "compute_capability": f"{major}.{minor}",
+                    "source": "nvml",
+                }
+            )
         return _group(devices)
     except Exception:
         return None
     finally:
-        try:
+        with contextlib.suppress(Exception):
             pynvml.nvmlShutdown()
-        except Exception:
-            pass
 
 
 def _text(value: str | bytes) -> str:
@@ -123,8 +135,9 @@ def parse_rocm_smi_json(text: str, rocm_version: str | None = None) -> list[Acce
         return []
     if not isinstance(data, dict):
         return []
-    system = {k.lower(): v for k, v in (data.get("system") or {}).items()} if isinstance(
-        data.get("system"), dict) else {}
+    system = (
+        {k.lower(): v for k, v in (data.get("system") or {}).items()} if isinstance(data.get("system"), dict) else {}
+    )
     driver = system.get("driver version")
     devices = []
     for key, card in data.items():
@@ -133,12 +146,17 @@ def parse_rocm_smi_json(text: str, rocm_version: str | None = None) -> list[Acce
         fields = {k.lower(): str(v) for k, v in card.items()}
         model = fields.get("market name") or fields.get("card series") or fields.get("card model") or "AMD GPU"
         vram = fields.get("vram total memory (b)")
-        devices.append({
-            "vendor": "amd", "model": model.strip(),
-            "memory_gib": round(int(vram) / GIB, 2) if vram and vram.isdigit() else None,
-            "driver": driver, "rocm_version": rocm_version,
-            "gfx_target": fields.get("gfx version") or None, "source": "rocm-smi",
-        })
+        devices.append(
+            {
+                "vendor": "amd",
+                "model": model.strip(),
+                "memory_gib": round(int(vram) / GIB, 2) if vram and vram.isdigit() else None,
+                "driver": driver,
+                "rocm_version": rocm_version,
+                "gfx_target": fields.get("gfx version") or None,
+                "source": "rocm-smi",
+            }
+        )
     return _group(devices)
 
 
@@ -168,15 +186,24 @@ def parse_system_profiler_displays(text: str, memory_gib: float | None) -> list[
         apple = "Apple" in vendor_field or model.startswith("Apple")
         cores = str(gpu.get("sppci_cores", ""))
         vram = re.match(r"(\d+)\s*GB", str(gpu.get("spdisplays_vram", "")))
-        devices.append({
-            "vendor": "apple" if apple else ("amd" if "AMD" in vendor_field or "ATI" in vendor_field
-                                             else "intel" if "Intel" in vendor_field else "other"),
-            "model": model,
-            "memory_gib": memory_gib if apple else (float(vram.group(1)) if vram else None),
-            "cores": int(cores) if cores.isdigit() else None,
-            "driver": _metal(gpu.get("spdisplays_mtlgpufamilysupport")),
-            "source": "system_profiler",
-        })
+        devices.append(
+            {
+                "vendor": "apple"
+                if apple
+                else (
+                    "amd"
+                    if "AMD" in vendor_field or "ATI" in vendor_field
+                    else "intel"
+                    if "Intel" in vendor_field
+                    else "other"
+                ),
+                "model": model,
+                "memory_gib": memory_gib if apple else (float(vram.group(1)) if vram else None),
+                "cores": int(cores) if cores.isdigit() else None,
+                "driver": _metal(gpu.get("spdisplays_mtlgpufamilysupport")),
+                "source": "system_profiler",
+            }
+        )
     return _group(devices)
 
 

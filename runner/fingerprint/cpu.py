@@ -9,18 +9,44 @@ from runner.schema import Cpu
 
 # ISA extensions that decide which ML kernels a CPU can run (x86 flag names as Linux spells them).
 X86_ML_FLAGS = (
-    "sse4_2", "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl", "avx512dq",
-    "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8", "amx_fp16",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "f16c",
+    "avx_vnni",
+    "avx512f",
+    "avx512bw",
+    "avx512vl",
+    "avx512dq",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "amx_fp16",
 )
 # Linux names on Arm: asimd is NEON; asimddp/i8mm/bf16 feed int8 and bf16 matrix kernels.
 ARM_ML_FLAGS = ("asimd", "asimdhp", "asimddp", "i8mm", "bf16", "sve", "sve2", "sme", "sme2")
 # macOS sysctl hw.optional.arm.FEAT_* names mapped to the Linux names above.
 MAC_FEATURES = {
-    "FEAT_DotProd": "asimddp", "FEAT_I8MM": "i8mm", "FEAT_BF16": "bf16", "FEAT_FP16": "asimdhp",
-    "FEAT_SME": "sme", "FEAT_SME2": "sme2",
+    "FEAT_DotProd": "asimddp",
+    "FEAT_I8MM": "i8mm",
+    "FEAT_BF16": "bf16",
+    "FEAT_FP16": "asimdhp",
+    "FEAT_SME": "sme",
+    "FEAT_SME2": "sme2",
 }
-VENDOR_NAMES = {"0x41": "ARM", "0x61": "Apple", "0x51": "Qualcomm", "0x48": "HiSilicon", "0x46": "Fujitsu",
-                "0xc0": "Ampere", "0x4e": "NVIDIA"}
+VENDOR_NAMES = {
+    "0x41": "ARM",
+    "0x61": "Apple",
+    "0x51": "Qualcomm",
+    "0x48": "HiSilicon",
+    "0x46": "Fujitsu",
+    "0xc0": "Ampere",
+    "0x4e": "NVIDIA",
+}
 
 
 def _ml_isa(flags: set[str]) -> list[str]:
@@ -107,9 +133,13 @@ def parse_sysctl(text: str) -> dict[str, object]:
     if "machdep.cpu.brand_string" in fields:
         out["model"] = fields["machdep.cpu.brand_string"]
         out["vendor"] = "Apple" if fields["machdep.cpu.brand_string"].startswith("Apple") else "GenuineIntel"
-    for key, name in (("hw.physicalcpu", "physical_cores"), ("machdep.cpu.core_count", "physical_cores"),
-                      ("hw.logicalcpu", "logical_cpus"), ("machdep.cpu.thread_count", "logical_cpus"),
-                      ("hw.packages", "sockets")):
+    for key, name in (
+        ("hw.physicalcpu", "physical_cores"),
+        ("machdep.cpu.core_count", "physical_cores"),
+        ("hw.logicalcpu", "logical_cpus"),
+        ("machdep.cpu.thread_count", "logical_cpus"),
+        ("hw.packages", "sockets"),
+    ):
         if key in fields and fields[key].isdigit():
             out.setdefault(name, int(fields[key]))
     if fields.get("hw.cpufrequency_max", "").isdigit():
@@ -158,13 +188,15 @@ def probe_cpu(src: Sources) -> Cpu:
     if not info.get("max_mhz") and isinstance(mhz, float) and mhz > 0:
         info["max_mhz"] = mhz
     model = str(info.get("model") or "unknown")
-    return Cpu(
-        model=re.sub(r"\s+", " ", model).strip(),
-        vendor=str(info.get("vendor") or "unknown"),
-        arch=str(info.get("arch") or src.arch or "unknown"),
-        physical_cores=info.get("physical_cores"),  # type: ignore[arg-type]
-        logical_cpus=int(info.get("logical_cpus") or 1),  # type: ignore[call-overload]
-        sockets=info.get("sockets"),  # type: ignore[arg-type]
-        max_mhz=info.get("max_mhz"),  # type: ignore[arg-type]
-        isa=list(info.get("isa") or []),  # type: ignore[call-overload]
+    return Cpu.model_validate(
+        {
+            "model": re.sub(r"\s+", " ", model).strip(),
+            "vendor": str(info.get("vendor") or "unknown"),
+            "arch": str(info.get("arch") or src.arch or "unknown"),
+            "physical_cores": info.get("physical_cores"),
+            "logical_cpus": info.get("logical_cpus") or 1,
+            "sockets": info.get("sockets"),
+            "max_mhz": info.get("max_mhz"),
+            "isa": info.get("isa") or [],
+        }
     )

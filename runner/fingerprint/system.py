@@ -15,9 +15,24 @@ DESKTOP_CHASSIS = {3, 4, 5, 6, 7, 13, 15, 16, 35, 36}
 SERVER_CHASSIS = {17, 23, 25, 28, 29}
 # Strings cloud providers put in DMI vendor/product fields.
 CLOUD_VENDORS = (
-    "amazon ec2", "google", "microsoft corporation virtual machine", "alibaba cloud", "openstack",
-    "digitalocean", "hetzner", "oraclecloud", "scaleway", "linode", "akamai", "vultr", "tencent cloud",
-    "exoscale", "ovh", "lambda labs", "coreweave", "runpod",
+    "amazon ec2",
+    "google",
+    "microsoft corporation virtual machine",
+    "alibaba cloud",
+    "openstack",
+    "digitalocean",
+    "hetzner",
+    "oraclecloud",
+    "scaleway",
+    "linode",
+    "akamai",
+    "vultr",
+    "tencent cloud",
+    "exoscale",
+    "ovh",
+    "lambda labs",
+    "coreweave",
+    "runpod",
 )
 
 
@@ -59,7 +74,7 @@ def _dmi(src: Sources, name: str) -> str:
 
 def _has_battery(src: Sources) -> bool:
     for supply in src.glob("/sys/class/power_supply", "*"):
-        kind = (supply / "type")
+        kind = supply / "type"
         try:
             if kind.read_text().strip() == "Battery":
                 return True
@@ -76,8 +91,9 @@ def guess_system_type(src: Sources, hypervisor: bool) -> tuple[str, list[str]]:
         if battery or "Book" in model:
             return "laptop", [f"hw.model {model}" if "Book" in model else "internal battery"]
         return ("desktop", [f"hw.model {model}"]) if model else ("unknown", [])
-    vendor_text = " ".join(_dmi(src, f) for f in ("sys_vendor", "product_name", "bios_vendor",
-                                                    "board_vendor", "chassis_vendor")).lower()
+    vendor_text = " ".join(
+        _dmi(src, f) for f in ("sys_vendor", "product_name", "bios_vendor", "board_vendor", "chassis_vendor")
+    ).lower()
     for cloud in CLOUD_VENDORS:
         if all(word in vendor_text for word in cloud.split()):
             return "cloud", [f"DMI vendor '{cloud}'"]
@@ -87,8 +103,7 @@ def guess_system_type(src: Sources, hypervisor: bool) -> tuple[str, list[str]]:
     chassis = _dmi(src, "chassis_type")
     if chassis.isdigit():
         number = int(chassis)
-        for kind, table in (("laptop", LAPTOP_CHASSIS), ("desktop", DESKTOP_CHASSIS),
-                            ("server", SERVER_CHASSIS)):
+        for kind, table in (("laptop", LAPTOP_CHASSIS), ("desktop", DESKTOP_CHASSIS), ("server", SERVER_CHASSIS)):
             if number in table:
                 return kind, [f"DMI chassis type {number}"]
     if _has_battery(src):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -72,4 +73,4 @@ def conv_flops(c_in: int, c_out: int, kernel: int, h_out: int, w_out: int) -> fl
 
 
 def mlp_params(widths: list[int]) -> int:
-    return sum(a * b + b for a, b in zip(widths, widths[1:], strict=False))
+    return sum(a * b + b for a, b in itertools.pairwise(widths))

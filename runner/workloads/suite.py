@@ -7,6 +7,7 @@ same, so quick and standard results of that point are comparable.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from runner.workloads.base import (
@@ -22,27 +23,42 @@ TORCH = "runner.frameworks.torch.workloads"
 
 
 def _mlp_case(workload: str, point: dict[str, Any], widths: list[int], n: int, config: dict[str, Any]) -> Case:
-    layers = [linear_flops(a, b) for a, b in zip(widths, widths[1:], strict=False)]
+    layers = [linear_flops(a, b) for a, b in itertools.pairwise(widths)]
     return Case(
-        workload=workload, point=point, config={"widths": widths, "n": n, **config}, unit="epoch",
-        samples_per_unit=n, params=mlp_params(widths), flops_per_unit=train_flops(layers) * n,
+        workload=workload,
+        point=point,
+        config={"widths": widths, "n": n, **config},
+        unit="epoch",
+        samples_per_unit=n,
+        params=mlp_params(widths),
+        flops_per_unit=train_flops(layers) * n,
     )
 
 
 # --- seed 000: a 3-layer MLP on heart-disease-sized tabular data ------------------------------------------------
 
+
 def tabular_cases(profile: str) -> list[Case]:
     n = 100 if profile == "tiny" else 734  # 734 training rows, 13 features: the seed's heart-disease split
-    loop = {"batch": 10, "shuffle": True, "optimizer": "adamw", "lr": 1e-3, "weight_decay": 1e-4,
-            "decay": "weights-only", "loss": "cross-entropy", "data": "synthetic-normal-v1"}
+    loop = {
+        "batch": 10,
+        "shuffle": True,
+        "optimizer": "adamw",
+        "lr": 1e-3,
+        "weight_decay": 1e-4,
+        "decay": "weights-only",
+        "loss": "cross-entropy",
+        "data": "synthetic-normal-v1",
+    }
     return [_mlp_case("tabular-mlp", {}, [13, 32, 16, 2], n, loop)]
 
 
 # --- seed 001: depth sweep of doubling-width MLPs, 22 to 11.2M parameters ------------------------------------------
 
+
 def depth_widths(depth: int) -> list[int]:
     """depth Linear layers: 2 -> 4 -> ... -> 2**depth -> 2 (the seed's 8-layer example ends 128->256->2)."""
-    return [2 ** k for k in range(1, depth + 1)] + [2]
+    return [2**k for k in range(1, depth + 1)] + [2]
 
 
 def depth_cases(profile: str) -> list[Case]:
@@ -67,8 +83,17 @@ LENET_PARAMS = (3 * 25 * 16 + 16) + (16 * 25 * 8 + 8) + mlp_params([200, 120, 84
 def cifar_cases(profile: str) -> list[Case]:
     n = {"tiny": 200, "quick": 10_000, "standard": 50_000}[profile]
     batch = 100 if profile == "tiny" else 1000
-    config = {"n": n, "image": [3, 32, 32], "classes": 10, "batch": batch, "optimizer": "momentum-sgd",
-              "lr": 0.01, "momentum": 0.9, "loss": "softmax-cross-entropy", "data": "synthetic-uniform-v1"}
+    config = {
+        "n": n,
+        "image": [3, 32, 32],
+        "classes": 10,
+        "batch": batch,
+        "optimizer": "momentum-sgd",
+        "lr": 0.01,
+        "momentum": 0.9,
+        "loss": "softmax-cross-entropy",
+        "data": "synthetic-uniform-v1",
+    }
     return [Case("cifar-lenet", {}, config, "epoch", n, LENET_PARAMS, train_flops(LENET_FORWARD) * n)]
 
 
@@ -85,39 +110,107 @@ MNIST_PARAMS = (1 * 9 * 32 + 32) + (32 * 9 * 64 + 64) + mlp_params([9216, 128, 1
 
 def mnist_cases(profile: str) -> list[Case]:
     n = {"tiny": 256, "quick": 3_200, "standard": 60_000}[profile]
-    config = {"n": n, "image": [1, 28, 28], "classes": 10, "batch": 64, "optimizer": "adadelta", "lr": 1.0,
-              "lr_gamma": 0.7, "dropout": [0.25, 0.5], "normalize": [0.1307, 0.3081], "log_interval": 10,
-              "loss": "nll", "data": "synthetic-uint8-v1"}
+    config = {
+        "n": n,
+        "image": [1, 28, 28],
+        "classes": 10,
+        "batch": 64,
+        "optimizer": "adadelta",
+        "lr": 1.0,
+        "lr_gamma": 0.7,
+        "dropout": [0.25, 0.5],
+        "normalize": [0.1307, 0.3081],
+        "log_interval": 10,
+        "loss": "nll",
+        "data": "synthetic-uint8-v1",
+    }
     return [Case("mnist-cnn", {}, config, "epoch", n, MNIST_PARAMS, train_flops(MNIST_FORWARD) * n)]
 
 
 # --- seed 003: transformers (BERT-base text, DeiT/ViT and ConvNeXt images), train and inference, batch sweep --------
 
-BERT_BASE = {"family": "bert", "hidden_size": 768, "num_hidden_layers": 12, "num_attention_heads": 12,
-             "intermediate_size": 3072, "vocab_size": 30522, "max_position_embeddings": 512, "num_labels": 2,
-             "seq_len": 128}
-DEIT_TINY = {"family": "vit", "hidden_size": 192, "num_hidden_layers": 12, "num_attention_heads": 3,
-             "intermediate_size": 768, "image_size": 224, "patch_size": 16, "num_labels": 1000}
-CONVNEXT_TINY = {"family": "convnext", "depths": [3, 3, 9, 3], "hidden_sizes": [96, 192, 384, 768],
-                 "image_size": 224, "num_labels": 1000}
+BERT_BASE = {
+    "family": "bert",
+    "hidden_size": 768,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+    "intermediate_size": 3072,
+    "vocab_size": 30522,
+    "max_position_embeddings": 512,
+    "num_labels": 2,
+    "seq_len": 128,
+}
+DEIT_TINY = {
+    "family": "vit",
+    "hidden_size": 192,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 3,
+    "intermediate_size": 768,
+    "image_size": 224,
+    "patch_size": 16,
+    "num_labels": 1000,
+}
+CONVNEXT_TINY = {
+    "family": "convnext",
+    "depths": [3, 3, 9, 3],
+    "hidden_sizes": [96, 192, 384, 768],
+    "image_size": 224,
+    "num_labels": 1000,
+}
 TINY_MODELS = {
-    "bert-tiny": {**BERT_BASE, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-                  "intermediate_size": 64, "vocab_size": 512, "max_position_embeddings": 64, "seq_len": 16},
-    "vit-tiny": {**DEIT_TINY, "hidden_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
-                 "intermediate_size": 64, "image_size": 32, "patch_size": 8, "num_labels": 10},
-    "convnext-mini": {**CONVNEXT_TINY, "depths": [1, 1, 1, 1], "hidden_sizes": [8, 16, 32, 64],
-                      "image_size": 32, "num_labels": 10},
+    "bert-tiny": {
+        **BERT_BASE,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "vocab_size": 512,
+        "max_position_embeddings": 64,
+        "seq_len": 16,
+    },
+    "vit-tiny": {
+        **DEIT_TINY,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "image_size": 32,
+        "patch_size": 8,
+        "num_labels": 10,
+    },
+    "convnext-mini": {
+        **CONVNEXT_TINY,
+        "depths": [1, 1, 1, 1],
+        "hidden_sizes": [8, 16, 32, 64],
+        "image_size": 32,
+        "num_labels": 10,
+    },
 }
 MODELS = {"bert-base": BERT_BASE, "deit-tiny": DEIT_TINY, "convnext-tiny": CONVNEXT_TINY, **TINY_MODELS}
 # (model, mode) -> batch sizes per profile. Standard covers the seed's sweep; quick keeps one size each.
 TRANSFORMER_SWEEP: dict[str, list[tuple[str, str, list[int]]]] = {
-    "standard": [("bert-base", "train", [8, 32]), ("bert-base", "infer", [8, 64]),
-                 ("deit-tiny", "train", [32, 128]), ("deit-tiny", "infer", [32, 256]),
-                 ("convnext-tiny", "train", [32]), ("convnext-tiny", "infer", [32, 128])],
-    "quick": [("bert-base", "train", [4]), ("bert-base", "infer", [16]), ("deit-tiny", "train", [16]),
-              ("deit-tiny", "infer", [32]), ("convnext-tiny", "train", [8]), ("convnext-tiny", "infer", [16])],
-    "tiny": [("bert-tiny", "train", [2]), ("bert-tiny", "infer", [2]), ("vit-tiny", "train", [2]),
-             ("convnext-mini", "infer", [2])],
+    "standard": [
+        ("bert-base", "train", [8, 32]),
+        ("bert-base", "infer", [8, 64]),
+        ("deit-tiny", "train", [32, 128]),
+        ("deit-tiny", "infer", [32, 256]),
+        ("convnext-tiny", "train", [32]),
+        ("convnext-tiny", "infer", [32, 128]),
+    ],
+    "quick": [
+        ("bert-base", "train", [4]),
+        ("bert-base", "infer", [16]),
+        ("deit-tiny", "train", [16]),
+        ("deit-tiny", "infer", [32]),
+        ("convnext-tiny", "train", [8]),
+        ("convnext-tiny", "infer", [16]),
+    ],
+    "tiny": [
+        ("bert-tiny", "train", [2]),
+        ("bert-tiny", "infer", [2]),
+        ("vit-tiny", "train", [2]),
+        ("convnext-mini", "infer", [2]),
+    ],
 }
 
 
@@ -157,33 +250,81 @@ def transformer_cases(profile: str) -> list[Case]:
     cases = []
     for model, mode, batches in TRANSFORMER_SWEEP[profile]:
         for batch in batches:
-            config = {"model": MODELS[model], "mode": mode, "batch": batch, "optimizer": "adamw", "lr": 5e-5,
-                      "data": "synthetic-v1"}
+            config = {
+                "model": MODELS[model],
+                "mode": mode,
+                "batch": batch,
+                "optimizer": "adamw",
+                "lr": 5e-5,
+                "data": "synthetic-v1",
+            }
             forward = transformer_forward_flops(MODELS[model]) * batch
             # Training: forward, plus weight and input gradients (each about one forward).
             flops = 3 * forward if mode == "train" else forward
             # The parameter count depends on the library's module layout; the implementation reports it.
-            cases.append(Case("transformer", {"model": model, "mode": mode, "batch_size": batch}, config,
-                              "step", batch, flops_per_unit=flops))
+            cases.append(
+                Case(
+                    "transformer",
+                    {"model": model, "mode": mode, "batch_size": batch},
+                    config,
+                    "step",
+                    batch,
+                    flops_per_unit=flops,
+                )
+            )
     return cases
 
 
 WORKLOADS = [
-    Workload("tabular-mlp", "000", "MLP on small tabular data",
-             "3-layer MLP (13->32->16->2) on 734 rows, batch 10, AdamW; the seed's DataLoader uses 2 workers "
-             "and pinned memory on the GPU.", "epoch", tabular_cases, {"torch": f"{TORCH}:tabular_mlp"}),
-    Workload("depth-sweep", "001", "MLP depth sweep: where does the GPU start to win?",
-             "2..12 Linear layers doubling in width (22 to 11.2M parameters) on 1000 points, SGD, batch 100 "
-             "from resident tensors.", "epoch", depth_cases, {"torch": f"{TORCH}:depth_sweep"}),
-    Workload("cifar-lenet", "002", "LeNet on CIFAR-10-sized images",
-             "Two 5x5 convolutions and three dense layers (39,558 parameters), 50,000 images of 3x32x32 in "
-             "resident batches of 1000, momentum SGD.", "epoch", cifar_cases, {"torch": f"{TORCH}:cifar_lenet"}),
-    Workload("mnist-cnn", "004", "The MNIST example convnet",
-             "pytorch/examples' MNIST Net (1,199,882 parameters, the Keras MNIST convnet), 60,000 images, "
-             "batch 64, Adadelta, per-sample transforms in a DataLoader.", "epoch", mnist_cases,
-             {"torch": f"{TORCH}:mnist_cnn"}),
-    Workload("transformer", "003", "Transformers: BERT-base, DeiT-tiny, ConvNeXt-tiny",
-             "Fine-tuning steps and inference of models built from their published configs with random "
-             "weights, over a batch-size sweep; the top operators per device from the profiler.", "step",
-             transformer_cases, {"torch": f"{TORCH}:transformer"}, requires=("transformers",)),
+    Workload(
+        "tabular-mlp",
+        "000",
+        "MLP on small tabular data",
+        "3-layer MLP (13->32->16->2) on 734 rows, batch 10, AdamW; the seed's DataLoader uses 2 workers "
+        "and pinned memory on the GPU.",
+        "epoch",
+        tabular_cases,
+        {"torch": f"{TORCH}:tabular_mlp"},
+    ),
+    Workload(
+        "depth-sweep",
+        "001",
+        "MLP depth sweep: where does the GPU start to win?",
+        "2..12 Linear layers doubling in width (22 to 11.2M parameters) on 1000 points, SGD, batch 100 "
+        "from resident tensors.",
+        "epoch",
+        depth_cases,
+        {"torch": f"{TORCH}:depth_sweep"},
+    ),
+    Workload(
+        "cifar-lenet",
+        "002",
+        "LeNet on CIFAR-10-sized images",
+        "Two 5x5 convolutions and three dense layers (39,558 parameters), 50,000 images of 3x32x32 in "
+        "resident batches of 1000, momentum SGD.",
+        "epoch",
+        cifar_cases,
+        {"torch": f"{TORCH}:cifar_lenet"},
+    ),
+    Workload(
+        "mnist-cnn",
+        "004",
+        "The MNIST example convnet",
+        "pytorch/examples' MNIST Net (1,199,882 parameters, the Keras MNIST convnet), 60,000 images, "
+        "batch 64, Adadelta, per-sample transforms in a DataLoader.",
+        "epoch",
+        mnist_cases,
+        {"torch": f"{TORCH}:mnist_cnn"},
+    ),
+    Workload(
+        "transformer",
+        "003",
+        "Transformers: BERT-base, DeiT-tiny, ConvNeXt-tiny",
+        "Fine-tuning steps and inference of models built from their published configs with random "
+        "weights, over a batch-size sweep; the top operators per device from the profiler.",
+        "step",
+        transformer_cases,
+        {"torch": f"{TORCH}:transformer"},
+        requires=("transformers",),
+    ),
 ]

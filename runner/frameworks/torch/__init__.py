@@ -78,8 +78,9 @@ def make_device(kind: str, cpu_name: str = "CPU") -> TorchDevice:
     if kind in ("cuda", "rocm"):
         dev = torch.device("cuda", 0)
         torch.cuda.set_device(dev)
-        return TorchDevice(kind, torch.cuda.get_device_name(dev), dev, _SYNC[kind](dev),
-                           torch.cuda.is_bf16_supported(), graphs=True)
+        return TorchDevice(
+            kind, torch.cuda.get_device_name(dev), dev, _SYNC[kind](dev), torch.cuda.is_bf16_supported(), graphs=True
+        )
     dev = torch.device("mps")
     return TorchDevice(kind, "Apple GPU (MPS)", dev, _SYNC[kind](dev), bf16=False, graphs=False)
 
@@ -105,8 +106,10 @@ def describe() -> dict[str, Any]:
         for index in range(torch.cuda.device_count()):
             props = torch.cuda.get_device_properties(index)
             entry: dict[str, Any] = {
-                "vendor": "amd" if torch.version.hip else "nvidia", "model": props.name,
-                "memory_gib": round(props.total_memory / GIB, 2), "source": "torch",
+                "vendor": "amd" if torch.version.hip else "nvidia",
+                "model": props.name,
+                "memory_gib": round(props.total_memory / GIB, 2),
+                "source": "torch",
             }
             if torch.version.hip:
                 entry["gfx_target"] = getattr(props, "gcnArchName", None)
@@ -117,9 +120,13 @@ def describe() -> dict[str, Any]:
     if "mps" in available_kinds():
         accelerators.append({"vendor": "apple", "model": "Apple GPU (MPS)", "source": "torch"})
     return {
-        "name": "torch", "version": torch.__version__, "available": True, "build": build,
+        "name": "torch",
+        "version": torch.__version__,
+        "available": True,
+        "build": build,
         "threads": {"intra_op": torch.get_num_threads(), "inter_op": torch.get_num_interop_threads()},
-        "devices": available_kinds(), "accelerators": accelerators,
+        "devices": available_kinds(),
+        "accelerators": accelerators,
     }
 
 
@@ -167,7 +174,15 @@ def sync_selftest(device: TorchDevice, min_device_s: float = 0.05) -> dict[str, 
     covers = reference is None or synced >= 0.9 * reference
     waits = synced >= 2.0 * unsynced
     passed = covers and waits
-    detail = (f"{reps} x {n}x{n} matmuls: enqueue {unsynced * 1e3:.2f} ms, with sync {synced * 1e3:.2f} ms"
-              + (f", device events {reference * 1e3:.2f} ms" if reference is not None else ""))
-    return {"framework": "torch", "device": device.kind, "passed": passed, "unsynced_s": unsynced,
-            "synced_s": synced, "reference_s": reference, "detail": detail}
+    detail = f"{reps} x {n}x{n} matmuls: enqueue {unsynced * 1e3:.2f} ms, with sync {synced * 1e3:.2f} ms" + (
+        f", device events {reference * 1e3:.2f} ms" if reference is not None else ""
+    )
+    return {
+        "framework": "torch",
+        "device": device.kind,
+        "passed": passed,
+        "unsynced_s": unsynced,
+        "synced_s": synced,
+        "reference_s": reference,
+        "detail": detail,
+    }

@@ -8,6 +8,7 @@ those are part of what the seed measured.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -63,8 +64,15 @@ class Program:
             return float(e.cpu_time_total)
 
         ranked = sorted((e for e in events if self_time(e) > 0), key=self_time, reverse=True)[:TOP_OPS]
-        return [{"name": e.key[:200], "self_s": self_time(e) / 1e6 / units, "total_s": total_time(e) / 1e6 / units,
-                 "calls": int(e.count) // units} for e in ranked]
+        return [
+            {
+                "name": e.key[:200],
+                "self_s": self_time(e) / 1e6 / units,
+                "total_s": total_time(e) / 1e6 / units,
+                "calls": int(e.count) // units,
+            }
+            for e in ranked
+        ]
 
 
 def _generator() -> torch.Generator:
@@ -150,8 +158,9 @@ def tabular_data(n: int, features: int) -> tuple[torch.Tensor, torch.Tensor]:
 def _adamw_weights_only(model: nn.Module, lr: float, wd: float, **kwargs: Any) -> torch.optim.AdamW:
     decay = [p for p in model.parameters() if p.ndim > 1]
     no_decay = [p for p in model.parameters() if p.ndim <= 1]
-    return torch.optim.AdamW([{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}],
-                             lr=lr, **kwargs)
+    return torch.optim.AdamW(
+        [{"params": decay, "weight_decay": wd}, {"params": no_decay, "weight_decay": 0.0}], lr=lr, **kwargs
+    )
 
 
 class TabularAsWritten(Program):
@@ -165,8 +174,13 @@ class TabularAsWritten(Program):
         self.optimizer = _adamw_weights_only(self.model, cfg["lr"], cfg["weight_decay"])
         self.criterion = nn.CrossEntropyLoss()
         gpu = device.kind != "cpu"
-        self.loader = DataLoader(TensorDataset(x, y), batch_size=cfg["batch"], shuffle=cfg["shuffle"],
-                                 pin_memory=device.kind in ("cuda", "rocm"), num_workers=2 if gpu else 0)
+        self.loader = DataLoader(
+            TensorDataset(x, y),
+            batch_size=cfg["batch"],
+            shuffle=cfg["shuffle"],
+            pin_memory=device.kind in ("cuda", "rocm"),
+            num_workers=2 if gpu else 0,
+        )
 
     def run_unit(self) -> None:
         dev = self.device.device
@@ -189,9 +203,17 @@ class ResidentShuffled(Program):
     """Tuned loop shared by the small models: data resident on the device, a fresh permutation per epoch
     (or none), fused optimizer, no host syncs, and on CUDA/HIP the whole epoch replayed from one graph."""
 
-    def __init__(self, model: nn.Module, device: TorchDevice, x: torch.Tensor, y: torch.Tensor, batch: int,
-                 make_optimizer: Callable[[nn.Module, dict[str, Any]], torch.optim.Optimizer],
-                 loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor], shuffle: bool):
+    def __init__(
+        self,
+        model: nn.Module,
+        device: TorchDevice,
+        x: torch.Tensor,
+        y: torch.Tensor,
+        batch: int,
+        make_optimizer: Callable[[nn.Module, dict[str, Any]], torch.optim.Optimizer],
+        loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+        shuffle: bool,
+    ):
         super().__init__(model, device)
         dev = device.device
         self.model.to(dev).train()
@@ -217,10 +239,10 @@ class ResidentShuffled(Program):
         n = self.x.shape[0]
         for start in range(0, n, self.batch):
             if self.shuffle:
-                idx = self.perm[start:start + self.batch]
+                idx = self.perm[start : start + self.batch]
                 xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
             else:
-                xb, yb = self.x[start:start + self.batch], self.y[start:start + self.batch]
+                xb, yb = self.x[start : start + self.batch], self.y[start : start + self.batch]
             loss = self.loss_fn(self.model(xb), yb)
             _step(self.model, self.optimizer, loss, self.device.graphs)
 
@@ -240,8 +262,16 @@ def tabular_mlp(case: Case, variant: str, device: TorchDevice) -> Program:
     def make_opt(model: nn.Module, extra: dict[str, Any]) -> torch.optim.Optimizer:
         return _adamw_weights_only(model, cfg["lr"], cfg["weight_decay"], **extra)
 
-    return ResidentShuffled(MultiLayerPerceptron(cfg["widths"][0], cfg["widths"]), device, x, y, cfg["batch"],
-                            make_opt, F.cross_entropy, shuffle=True)
+    return ResidentShuffled(
+        MultiLayerPerceptron(cfg["widths"][0], cfg["widths"]),
+        device,
+        x,
+        y,
+        cfg["batch"],
+        make_opt,
+        F.cross_entropy,
+        shuffle=True,
+    )
 
 
 # --- seed 001: depth sweep ----------------------------------------------------------------------------------------
@@ -249,7 +279,7 @@ def tabular_mlp(case: Case, variant: str, device: TorchDevice) -> Program:
 
 def depth_model(widths: list[int]) -> nn.Sequential:
     layers: list[nn.Module] = []
-    for i, (a, b) in enumerate(zip(widths, widths[1:], strict=False)):
+    for i, (a, b) in enumerate(itertools.pairwise(widths)):
         if i:
             layers.append(nn.ReLU())
         layers.append(nn.Linear(a, b))
@@ -294,8 +324,9 @@ class DepthAsWritten(Program):
             loss.backward()
             self.optimizer.step()
             self.optimizer.zero_grad()
-        self.line = "Epoch {:2d}: Train Loss {:6.2f}, Train Error: {:5.02f}%".format(
-            self.k, acc_loss, (100 * nb_train_errors) / n_total)
+        self.line = (
+            f"Epoch {self.k:2d}: Train Loss {acc_loss:6.2f}, Train Error: {(100 * nb_train_errors) / n_total:5.02f}%"
+        )
         self.k += 1
 
 
@@ -309,8 +340,9 @@ def depth_sweep(case: Case, variant: str, device: TorchDevice) -> Program:
         extra = {k: v for k, v in extra.items() if k != "capturable"}  # SGD has no step counter to capture
         return torch.optim.SGD(model.parameters(), lr=cfg["lr"], **extra)
 
-    return ResidentShuffled(depth_model(cfg["widths"]), device, x, y, cfg["batch"], make_opt, F.cross_entropy,
-                            shuffle=False)
+    return ResidentShuffled(
+        depth_model(cfg["widths"]), device, x, y, cfg["batch"], make_opt, F.cross_entropy, shuffle=False
+    )
 
 
 # --- seed 002: LeNet on CIFAR-sized data ------------------------------------------------------------------------
@@ -351,8 +383,9 @@ class CifarAsWritten(Program):
         x, y = image_data(cfg["n"], cfg["image"], cfg["classes"])
         onehot = F.one_hot(y, cfg["classes"]).float()
         b = cfg["batch"]
-        self.batches = [(x[i:i + b].to(device.device), onehot[i:i + b].to(device.device))
-                        for i in range(0, cfg["n"], b)]
+        self.batches = [
+            (x[i : i + b].to(device.device), onehot[i : i + b].to(device.device)) for i in range(0, cfg["n"], b)
+        ]
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
 
     def run_unit(self) -> None:
@@ -374,8 +407,7 @@ def cifar_lenet(case: Case, variant: str, device: TorchDevice) -> Program:
         return torch.optim.SGD(model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"], **extra)
 
     # Logits + log-softmax cross-entropy: the same function as softmax then log, in one fused kernel.
-    return ResidentShuffled(LeNet(logits=True), device, x, y, cfg["batch"], make_opt, F.cross_entropy,
-                            shuffle=False)
+    return ResidentShuffled(LeNet(logits=True), device, x, y, cfg["batch"], make_opt, F.cross_entropy, shuffle=False)
 
 
 # --- seed 004: the MNIST example -----------------------------------------------------------------------------------
@@ -407,7 +439,8 @@ class MnistNet(nn.Module):
 def mnist_images(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     gen = _generator()
     return torch.randint(0, 256, (n, 28, 28), dtype=torch.uint8, generator=gen), torch.randint(
-        0, 10, (n,), generator=gen)
+        0, 10, (n,), generator=gen
+    )
 
 
 class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
@@ -453,9 +486,13 @@ class MnistAsWritten(Program):
             loss.backward()
             self.optimizer.step()
             if batch_idx % self.log_interval == 0:
-                self.line = "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(
-                    self.epoch, batch_idx * len(data), len(self.loader.dataset),  # type: ignore[arg-type]
-                    100.0 * batch_idx / len(self.loader), loss.item())
+                self.line = "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(  # noqa: UP032 (the seed)
+                    self.epoch,
+                    batch_idx * len(data),
+                    len(self.loader.dataset),  # type: ignore[arg-type]
+                    100.0 * batch_idx / len(self.loader),
+                    loss.item(),
+                )
         self.scheduler.step()
         self.epoch += 1
 
@@ -522,9 +559,10 @@ class TransformerProgram(Program):
         self.autocast = self.tuned and device.bf16
         self.precision = "bf16" if self.autocast else "fp32"
         if self.train:
-            extra = _fused_or_foreach(device) if self.tuned else {}
+            extra: dict[str, Any] = _fused_or_foreach(device) if self.tuned else {}
             self.optimizer: torch.optim.Optimizer | None = torch.optim.AdamW(
-                self.model.parameters(), lr=cfg["lr"], **extra)
+                self.model.parameters(), lr=cfg["lr"], **extra
+            )
         else:
             self.optimizer = None
 

@@ -1,0 +1,356 @@
+"""`benchsite`: the command line. A thin layer over runner.api, runner.storage and runner.fingerprint."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from runner.executor import Interrupted
+
+if TYPE_CHECKING:
+    from runner.api import Group, Plan
+    from runner.schema import Machine, Measurement, ResultFile
+    from runner.workloads import Case
+
+app = typer.Typer(
+    name="benchsite",
+    help="Should I train on the CPU or the GPU, and with which framework? benchsite measures the standard "
+    "workload suite on every device and framework of this machine and writes one result file to share.",
+    no_args_is_help=True,
+    rich_markup_mode="rich",
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err = Console(stderr=True)
+
+
+@app.command()
+def run(
+    profile: Annotated[
+        str,
+        typer.Option(
+            "--profile",
+            "-p",
+            help="Sizes: 'quick' (minutes on a laptop), 'standard' (the seeds' sizes, what "
+            "the leaderboard compares) or 'tiny' (smoke test).",
+        ),
+    ] = "quick",
+    workload: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--workload", "-w", help="Workload id or glob (repeatable), e.g. 'depth-*'. See `benchsite list`."
+        ),
+    ] = None,
+    device: Annotated[
+        list[str] | None,
+        typer.Option("--device", "-d", help="cpu, cuda, rocm or mps (repeatable). Default: every device found."),
+    ] = None,
+    framework: Annotated[
+        list[str] | None, typer.Option("--framework", "-f", help="Framework (repeatable). Default: torch.")
+    ] = None,
+    variant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--variant", help="'as-written' (the seed's loop) or 'tuned' (best the device can do). Default: both."
+        ),
+    ] = None,
+    output: Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Write the result file here instead of results/<machine-id>/<time>.yaml."),
+    ] = None,
+    results_dir: Annotated[Path, typer.Option(help="Folder that holds results/<machine-id>/.")] = Path("results"),
+    time_budget: Annotated[
+        float | None,
+        typer.Option(
+            "--time-budget",
+            help="Seconds of steady-state timing per measurement (default by profile: tiny 0.5, "
+            "quick 5, standard 20). Measurements stop earlier once their 95% CI is within 2%.",
+            min=0.01,
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout", help="Seconds one measurement may run before it is stopped and recorded as a time-out.", min=1
+        ),
+    ] = None,
+    no_profiler: Annotated[
+        bool, typer.Option("--no-profiler", help="Skip the per-device top-operator profile of the transformer steps.")
+    ] = False,
+) -> None:
+    """Measure the suite on this machine and write one result file.
+
+    Each measurement runs in its own process: a crash, an out-of-memory error or a hang is recorded in the
+    file and the suite goes on. Ctrl-C stops and still writes what finished.
+    """
+    from runner import api
+
+    # Ctrl-C must stop the run cleanly even where the shell started us with SIGINT ignored
+    # (background jobs of non-interactive shells): the finished measurements are still written.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    options = api.RunOptions(
+        profile=profile,
+        workloads=workload,
+        devices=device,
+        frameworks=framework,
+        variants=variant,
+        time_budget_s=time_budget,
+        timeout_s=timeout,
+        output=output,
+        results_dir=results_dir,
+        profile_ops=not no_profiler,
+        command=api.command_line(
+            {
+                "profile": profile,
+                "workload": workload,
+                "device": device,
+                "framework": framework,
+                "variant": variant,
+                "time_budget": time_budget,
+                "timeout": timeout,
+                "no_profiler": no_profiler,
+            }
+        ),
+    )
+    try:
+        with console.status("Probing frameworks and hardware ..."):
+            plan = api.plan_run(options)
+    except api.PlanError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    except (KeyboardInterrupt, Interrupted):
+        err.print("Interrupted before any measurement; nothing was written.")
+        raise typer.Exit(130) from None
+    _print_plan(plan)
+    result, path = _execute_with_progress(plan)
+    if path is None:
+        err.print("Interrupted before any measurement finished; nothing was written.")
+        raise typer.Exit(130)
+    _print_summary(result)
+    failed = [m for m in result.measurements if m.status == "failed"]
+    console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
+    if result.run.interrupted:
+        console.print("[yellow]The run was interrupted; the file holds the measurements that finished.[/yellow]")
+        raise typer.Exit(130)
+    console.print("Check it with [bold]benchsite validate[/bold] and open a pull request adding it to results/.")
+
+
+def _print_plan(plan: Plan) -> None:
+    machine = plan.machine
+    accel = ", ".join(f"{a.count}x {a.model}" for a in machine.accelerators) or "none"
+    console.print(
+        f"Machine [bold]{machine.id}[/bold]: {machine.cpu.model} ({machine.cpu.logical_cpus} CPUs), "
+        f"accelerators: {accel}"
+    )
+    for framework, kinds in plan.devices.items():
+        console.print(f"  {framework}: {', '.join(kinds)}")
+    console.print(
+        f"{plan.total} measurements, profile {plan.options.profile}, up to {plan.budget_s:g} s each after warm-up."
+    )
+
+
+def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from runner import api
+
+    bars = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    )
+    overall = bars.add_task("suite", total=plan.total)
+    current = bars.add_task("", total=plan.budget_s, visible=False)
+
+    def label(group: Group, case: Case) -> str:
+        return escape(f"{case.label()} {group.variant} {group.framework}/{group.device}")
+
+    def started(group: Group, case: Case) -> None:
+        bars.reset(current, total=plan.budget_s, description=f"  {label(group, case)} (warm-up)", visible=True)
+
+    def step(group: Group, case: Case, samples: int, elapsed: float) -> None:
+        bars.update(
+            current, completed=min(elapsed, plan.budget_s), description=f"  {label(group, case)} ({samples} samples)"
+        )
+
+    def finished(group: Group, case: Case, m: Measurement) -> None:
+        bars.advance(overall)
+        if m.status == "failed" and m.error is not None:
+            bars.console.print(
+                f"[red]failed[/red] {label(group, case)}: {escape(m.error.type)}: {escape(m.error.message[:200])}"
+            )
+        elif m.status == "skipped":
+            bars.console.print(f"[yellow]skipped[/yellow] {label(group, case)}: {escape(m.skip_reason or '')}")
+        elif m.median_s is not None:
+            unstable = "" if m.stable else " [yellow](unstable)[/yellow]"
+            bars.console.print(f"{label(group, case)}: {_fmt_s(m.median_s)} per {m.unit}{unstable}")
+
+    progress = api.Progress(
+        note=lambda t: bars.console.print(escape(t)), case_started=started, case_progress=step, case_finished=finished
+    )
+    with bars:
+        return api.execute(plan, progress)
+
+
+def _fmt_s(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} us"
+
+
+def _print_summary(result: ResultFile) -> None:
+    from runner.summary import speedup_rows
+
+    rows = speedup_rows(result)
+    if not rows:
+        return
+    table = Table(title="Median time per unit; speedup = CPU time / best accelerator time")
+    for column in ("measurement", "variant", "CPU", "accelerator", "speedup"):
+        table.add_column(column, justify="left" if column in ("measurement", "variant") else "right")
+    for row in rows:
+        speedup = row["speedup"]
+        shown = (
+            "-"
+            if speedup is None
+            else (f"[green]{speedup:.2f}x[/green]" if speedup >= 1 else f"[red]{speedup:.2f}x[/red]")
+        )
+        table.add_row(
+            escape(f"{row['workload']} {row['point']}".strip()),
+            row["variant"],
+            _fmt_s(row["cpu_s"]) if row["cpu_s"] else "-",
+            f"{_fmt_s(row['accel_s'])} ({row['accel']})" if row["accel_s"] else "-",
+            shown,
+        )
+    console.print(table)
+
+
+@app.command("list")
+def list_workloads(
+    profile: Annotated[str, typer.Option("--profile", "-p", help="Show the points of this profile.")] = "standard",
+) -> None:
+    """List the workloads of the suite, their seeds and sweep points."""
+    from runner.workloads import PROFILES, all_workloads
+
+    if profile not in PROFILES:
+        err.print(f"[red]error:[/red] unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
+        raise typer.Exit(2)
+    table = Table(title=f"benchsite suite ({profile} profile)")
+    for column in ("id", "seed", "unit", "points", "params", "frameworks", "what"):
+        table.add_column(column)
+    for w in all_workloads():
+        cases = w.cases(profile)
+        params = [c.params for c in cases if c.params]
+        span = (f"{min(params):,}" if len(set(params)) == 1 else f"{min(params):,}..{max(params):,}") if params else "-"
+        table.add_row(w.id, w.seed, w.unit, str(len(cases)), span, ", ".join(w.implementations), w.title)
+    console.print(table)
+
+
+@app.command()
+def fingerprint(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
+) -> None:
+    """Show this machine's hardware fingerprint and id (no hostname, user name, serial or MAC)."""
+    from runner.fingerprint import collect_machine
+
+    machine = collect_machine()
+    if as_json:
+        typer.echo(machine.model_dump_json(indent=2))
+        return
+    _print_machine(machine)
+
+
+def _print_machine(machine: Machine) -> None:
+    table = Table(title=f"machine {machine.id}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    cpu = machine.cpu
+    table.add_row("CPU", f"{cpu.model} ({cpu.vendor}, {cpu.arch})")
+    table.add_row(
+        "cores",
+        f"{cpu.physical_cores or '?'} physical, {cpu.logical_cpus} logical, "
+        f"{cpu.sockets or '?'} socket(s), max {cpu.max_mhz or '?'} MHz",
+    )
+    table.add_row("ISA", ", ".join(cpu.isa) or "-")
+    table.add_row("memory", f"{machine.memory_gib:.1f} GiB")
+    for a in machine.accelerators:
+        extra = ", ".join(
+            x
+            for x in (
+                f"{a.memory_gib:.0f} GiB" if a.memory_gib else "",
+                f"driver {a.driver}" if a.driver else "",
+                f"CUDA {a.cuda_version}" if a.cuda_version else "",
+                f"sm {a.compute_capability}" if a.compute_capability else "",
+                a.gfx_target or "",
+                f"ROCm {a.rocm_version}" if a.rocm_version else "",
+                f"{a.cores} cores" if a.cores else "",
+                f"via {a.source}",
+            )
+            if x
+        )
+        table.add_row("accelerator", f"{a.count}x {a.model} ({extra})")
+    if not machine.accelerators:
+        table.add_row("accelerator", "none found")
+    table.add_row("OS", f"{machine.os.distro or machine.os.system} ({machine.os.release})")
+    table.add_row("system type", f"{machine.system_type} ({'; '.join(machine.system_type_evidence) or 'no evidence'})")
+    console.print(table)
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of result files."""
+    from runner.schema import json_schema
+
+    typer.echo(json.dumps(json_schema(), indent=2))
+
+
+@app.command()
+def validate(
+    paths: Annotated[list[Path], typer.Argument(help="Result files or folders (searched for *.yaml).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output for bots.")] = False,
+) -> None:
+    """Check result files against the schema; every problem is reported with its file and field."""
+    from runner.storage import validate_paths
+
+    checked, problems = validate_paths(paths)
+    if as_json:
+        typer.echo(json.dumps({"files": checked, "problems": [p.__dict__ for p in problems]}, indent=2))
+    else:
+        for problem in problems:  # file contents are untrusted: never let them carry markup
+            err.print(f"[red]{problem.severity}[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        bad = len({p.path for p in problems if p.severity == "error"})
+        if checked == 0:
+            err.print("no result files found")
+        else:
+            console.print(f"{checked} file(s) checked, {checked - bad} valid, {bad} with errors.")
+    if checked == 0 or any(p.severity == "error" for p in problems):
+        raise typer.Exit(1)
+
+
+def main() -> Any:
+    return app(prog_name="benchsite")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

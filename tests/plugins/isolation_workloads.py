@@ -1,0 +1,70 @@
+"""Workloads that fail on purpose, to prove that a failing measurement is recorded and the suite goes on.
+
+Loaded only by the tests, through BENCHSITE_PLUGINS (the measuring children import it by name).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+from runner.workloads import Case, Workload, register
+
+MODULE = "isolation_workloads:build"
+
+
+class Program:
+    precision = "fp32"
+    params = 1
+
+    def __init__(self, behaviour: str):
+        self.behaviour = behaviour
+
+    def run_unit(self) -> None:
+        if self.behaviour == "raise":
+            raise RuntimeError("boom: the model diverged")
+        if self.behaviour == "memory":
+            bytearray(1 << 46)  # 64 TiB: the allocation fails with MemoryError
+        if self.behaviour == "oom-kill":
+            os.kill(os.getpid(), signal.SIGKILL)  # what the kernel's OOM killer does
+        if self.behaviour == "hang":
+            time.sleep(3600)
+        time.sleep(0.002)
+
+    def close(self) -> None:
+        pass
+
+    def top_ops(self):
+        return []
+
+
+def build(case: Case, variant: str, device: object) -> Program:
+    return Program(case.point["behaviour"])
+
+
+def _cases(name: str, behaviours: list[str]):
+    def cases(profile: str) -> list[Case]:
+        return [Case(name, {"behaviour": b}, {"behaviour": b}, "step", 1) for b in behaviours]
+
+    return cases
+
+
+for name, behaviours in {
+    "test-mixed": ["ok", "oom-kill", "ok", "raise", "ok"],
+    "test-raise": ["raise"],
+    "test-memory": ["memory"],
+    "test-hang": ["hang"],
+}.items():
+    register(
+        Workload(
+            name,
+            "t",
+            name,
+            "fails on purpose",
+            "step",
+            _cases(name, behaviours),
+            {"torch": MODULE},
+            variants=("as-written",),
+        )
+    )

@@ -1,0 +1,131 @@
+"""The command line, through typer's CliRunner (and once for real, end to end)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from runner import storage
+from runner.cli import app
+from runner.schema import Machine
+from tests.conftest import make_result
+
+runner = CliRunner()
+COMMANDS = ["run", "list", "fingerprint", "schema", "validate"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command):
+    result = runner.invoke(app, [command, "--help"])
+    assert result.exit_code == 0
+    assert "Usage" in result.output and len(result.output) > 200
+
+
+def test_every_command_is_documented():
+    docs = (Path(__file__).parent.parent / "docs" / "cli.md").read_text()
+    for command in COMMANDS:
+        assert f"benchsite {command}" in docs, command
+
+
+def test_list_shows_every_workload():
+    result = runner.invoke(app, ["list", "--profile", "quick"])
+    assert result.exit_code == 0
+    for workload in ("tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"):
+        assert workload in result.output
+    bad = runner.invoke(app, ["list", "--profile", "huge"])
+    assert bad.exit_code == 2 and "valid profiles: tiny, quick, standard" in bad.output
+
+
+def test_schema_prints_json_schema():
+    result = runner.invoke(app, ["schema"])
+    assert result.exit_code == 0
+    assert json.loads(result.output)["title"] == "benchsite result file"
+
+
+def test_fingerprint_json_is_a_machine():
+    result = runner.invoke(app, ["fingerprint", "--json"])
+    assert result.exit_code == 0
+    machine = Machine.model_validate_json(result.output)
+    assert len(machine.id) == 16
+    table = runner.invoke(app, ["fingerprint"])
+    assert machine.id in table.output and machine.cpu.model in table.output
+
+
+def test_validate_good_and_bad_files(tmp_path):
+    good = storage.save(make_result(), tmp_path / "good.yaml")
+    ok = runner.invoke(app, ["validate", str(good)])
+    assert ok.exit_code == 0 and "1 valid" in ok.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(storage.dumps(make_result()).replace("median_s: 0.011", "median_s: -3"))
+    result = runner.invoke(app, ["validate", str(good), str(bad)])
+    assert result.exit_code == 1
+    assert f"{bad}: measurements[0].median_s" in result.output
+    as_json = runner.invoke(app, ["validate", "--json", str(tmp_path)])
+    report = json.loads(as_json.stdout)
+    assert report["files"] == 2 and report["problems"][0]["field"] == "measurements[0].median_s"
+
+
+def test_validate_with_no_files_fails(tmp_path):
+    result = runner.invoke(app, ["validate", str(tmp_path)])
+    assert result.exit_code == 1 and "no result files" in result.output
+
+
+def test_markup_in_a_hostile_file_is_printed_as_text(tmp_path):
+    bad = tmp_path / "[bold]x[red].yaml"
+    bad.write_text("schema_version: 1\nmeasurements: '[red]boom[/red]'\n")
+    result = runner.invoke(app, ["validate", str(bad)])
+    assert "[bold]x[red].yaml" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--workload", "resnet"], "valid workloads: tabular-mlp, depth-sweep, cifar-lenet, mnist-cnn, transformer"),
+        (["--device", "tpu"], "valid devices: cpu, cuda, rocm, mps"),
+        (["--framework", "caffe"], "valid frameworks: torch"),
+        (["--variant", "fast"], "valid variants: as-written, tuned"),
+        (["--profile", "huge"], "valid profiles: tiny, quick, standard"),
+    ],
+)
+def test_run_rejects_unknown_names_with_the_valid_ones(args, message, tmp_path):
+    result = runner.invoke(app, ["run", *args, "--results-dir", str(tmp_path)])
+    assert result.exit_code == 2
+    assert message in " ".join(result.output.split())
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_run_end_to_end_writes_a_valid_file(tmp_path):
+    result = runner.invoke(
+        app,
+        [
+            "run",
+            "--profile",
+            "tiny",
+            "-w",
+            "depth-*",
+            "-d",
+            "cpu",
+            "--variant",
+            "tuned",
+            "--time-budget",
+            "0.05",
+            "--results-dir",
+            str(tmp_path / "results"),
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    files = list((tmp_path / "results").rglob("*.yaml"))
+    assert len(files) == 1
+    loaded, problems = storage.load(files[0])
+    assert problems == [] and loaded is not None
+    assert files[0].parent.name == loaded.machine.id
+    assert [m.point["depth"] for m in loaded.measurements] == [2, 3]
+    assert all(m.status == "ok" and m.median_s and m.warmup_s for m in loaded.measurements)
+    assert (
+        loaded.run.command == "benchsite run --profile tiny --workload 'depth-*' --device cpu --variant tuned "
+        "--time-budget 0.05"
+    )
+    assert "Wrote" in result.output and "depth-sweep depth=2" in result.output

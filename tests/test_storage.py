@@ -1,0 +1,64 @@
+"""Atomic writes: a crash or kill -9 in the middle of writing never leaves a partial result file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from runner import storage
+
+
+def test_write_atomic_replaces_whole_file(tmp_path):
+    path = tmp_path / "a" / "r.yaml"
+    storage.write_atomic(path, "first\n")
+    storage.write_atomic(path, "second\n")
+    assert path.read_text() == "second\n"
+    assert [p.name for p in path.parent.iterdir()] == ["r.yaml"]
+
+
+def test_exception_mid_write_leaves_old_file_and_no_temporary(tmp_path, monkeypatch):
+    path = tmp_path / "r.yaml"
+    storage.write_atomic(path, "old\n")
+
+    def boom(fd):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", boom)
+    with pytest.raises(OSError, match="No space"):
+        storage.write_atomic(path, "new\n" * 1000)
+    assert path.read_text() == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.yaml"]
+
+
+def test_kill_9_mid_write_leaves_no_result_file(tmp_path):
+    """A writer killed after part of the file is on disk: the result path never exists."""
+    target = tmp_path / "r.yaml"
+    script = textwrap.dedent(f"""
+        import os, sys, time
+        from pathlib import Path
+        from runner import storage
+        real_fsync = os.fsync
+        def slow_fsync(fd):
+            print("writing", flush=True)
+            time.sleep(60)
+        os.fsync = slow_fsync
+        storage.write_atomic(Path({str(target)!r}), "measurements:\\n" + "- x\\n" * 100000)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "writing"  # the data is written, not yet renamed
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    proc.stdout.close()
+    assert not target.exists()
+    # Only a hidden temporary may remain, which no reader picks up.
+    leftovers = list(tmp_path.iterdir())
+    assert all(p.name.startswith(".") for p in leftovers)
+    assert storage.iter_result_paths([tmp_path]) == []

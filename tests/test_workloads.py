@@ -1,0 +1,146 @@
+"""The suite: parameter counts equal the seeds', analytic FLOPs equal what PyTorch counts, every workload
+runs on the CPU at tiny size in both variants, and workload hashes identify exactly what they should."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from runner.frameworks.torch import make_device
+from runner.frameworks.torch import workloads as tw
+from runner.workloads import PROFILES, VARIANTS, all_workloads, get, select
+from runner.workloads.suite import MODELS, transformer_forward_flops
+
+CPU = make_device("cpu", "test CPU")
+
+
+def test_parameter_counts_equal_the_seeds():
+    depth = [c.params for c in get("depth-sweep").cases("standard")]
+    assert depth[0] == 22 and depth[-1] == 11_201_190 and len(depth) == 11
+    assert get("cifar-lenet").cases("standard")[0].params == 39_558  # seed 002
+    assert get("mnist-cnn").cases("standard")[0].params == 1_199_882  # seed 004, PyTorch and Keras
+    assert get("tabular-mlp").cases("standard")[0].params == 13 * 32 + 32 + 32 * 16 + 16 + 16 * 2 + 2
+
+
+@pytest.mark.parametrize("workload", ["tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn"])
+def test_torch_models_have_the_specs_parameter_count(workload):
+    for case in get(workload).cases("standard")[:4]:
+        for variant in VARIANTS:
+            program = getattr(tw, workload.replace("-", "_"))(
+                case.__class__(**{**case.__dict__, "config": {**case.config, "n": 200}}), variant, CPU
+            )
+            assert program.params == case.params, (workload, variant, case.point)
+
+
+def _counted_train_flops(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, loss_fn) -> int:
+    with FlopCounterMode(display=False) as counter:
+        loss_fn(model(x), y).backward()
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize(
+    ("workload", "model", "shape"),
+    [
+        ("tabular-mlp", lambda: tw.MultiLayerPerceptron(13, [13, 32, 16, 2]), (13,)),
+        ("cifar-lenet", lambda: tw.LeNet(logits=True), (3, 32, 32)),
+        ("mnist-cnn", tw.MnistNet, (1, 28, 28)),
+    ],
+)
+def test_analytic_flops_equal_pytorchs_count(workload, model, shape):
+    case = get(workload).cases("standard")[0]
+    batch = 8
+    counted = _counted_train_flops(
+        model(), torch.randn(batch, *shape), torch.randint(0, 2, (batch,)), torch.nn.functional.cross_entropy
+    )
+    assert counted == pytest.approx(case.flops_per_unit / case.samples_per_unit * batch, rel=1e-9)
+
+
+def test_depth_sweep_flops_equal_pytorchs_count():
+    for case in get("depth-sweep").cases("standard")[:6]:
+        counted = _counted_train_flops(
+            tw.depth_model(case.config["widths"]),
+            torch.randn(10, 2),
+            torch.randint(0, 2, (10,)),
+            torch.nn.functional.cross_entropy,
+        )
+        assert counted == pytest.approx(case.flops_per_unit / case.samples_per_unit * 10, rel=1e-9)
+
+
+@pytest.mark.parametrize("name", ["bert-tiny", "vit-tiny", "convnext-mini"])
+def test_transformer_flops_formula_matches_pytorchs_count(name):
+    cfg = MODELS[name]
+    model = tw.build_transformer(cfg).eval()
+    # The counter has no rule for the fused CPU attention kernel; the eager path spells it as matmuls.
+    model.set_attn_implementation("eager")
+    batch = tw.transformer_batch(cfg, 2)
+    batch.pop("labels")
+    with torch.no_grad(), FlopCounterMode(display=False) as counter:
+        model(**batch)
+    assert counter.get_total_flops() == pytest.approx(transformer_forward_flops(cfg) * 2, rel=1e-9)
+
+
+@pytest.mark.parametrize("workload", [w.id for w in all_workloads()])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_workload_trains_on_the_cpu_at_tiny_size(workload, variant):
+    spec = get(workload)
+    _module, _, func = spec.implementations["torch"].partition(":")
+    builder = getattr(tw, func)
+    for case in spec.cases("tiny"):
+        program = builder(case, variant, CPU)
+        before = [p.detach().clone() for p in program.model.parameters()]
+        program.run_unit()
+        program.run_unit()
+        CPU.sync()
+        after = list(program.model.parameters())
+        assert all(torch.isfinite(p).all() for p in after)
+        trains = case.config.get("mode", "train") == "train"
+        changed = any(not torch.equal(a, b) for a, b in zip(after, before, strict=True))
+        assert changed == trains, case.label()
+        program.close()
+
+
+def test_transformer_top_ops_come_from_the_profiler():
+    case = get("transformer").cases("tiny")[0]
+    program = tw.transformer(case, "tuned", CPU)
+    program.run_unit()
+    ops = program.top_ops()
+    assert ops and all(op["self_s"] > 0 and op["calls"] >= 1 for op in ops)
+    assert any("mm" in op["name"] or "linear" in op["name"] for op in ops)
+
+
+def test_as_written_loops_keep_the_seeds_host_syncs():
+    case = get("depth-sweep").cases("tiny")[0]
+    program = tw.depth_sweep(case, "as-written", CPU)
+    program.run_unit()
+    assert program.line.startswith("Epoch  0: Train Loss")  # the seed's per-epoch progress line
+    mnist = tw.mnist_cnn(get("mnist-cnn").cases("tiny")[0], "as-written", CPU)
+    mnist.run_unit()
+    assert mnist.line.startswith("Train Epoch: 1")
+    assert mnist.scheduler.get_last_lr()[0] == pytest.approx(0.7)  # StepLR(gamma=0.7) stepped once
+
+
+def test_synthetic_data_is_deterministic():
+    a, b = tw.disc_data(100), tw.disc_data(100)
+    assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
+    _x, y = tw.disc_data(1000)
+    inside = (y == 1).float().mean().item()
+    assert inside == pytest.approx(math.pi * (1 / (2 * math.pi)) / 4, abs=0.05)  # quarter disc area
+
+
+def test_workload_hash_identity():
+    std = {c.point["depth"]: c for c in get("depth-sweep").cases("standard")}
+    quick = {c.point["depth"]: c for c in get("depth-sweep").cases("quick")}
+    assert std[8].workload_hash("tuned") == quick[8].workload_hash("tuned")  # same config, comparable
+    assert std[8].workload_hash("tuned") != std[8].workload_hash("as-written")
+    assert std[8].workload_hash("tuned") != std[9].workload_hash("tuned")
+    cifar = {p: get("cifar-lenet").cases(p)[0].workload_hash("tuned") for p in PROFILES}
+    assert len(set(cifar.values())) == 3  # different data sizes are different workloads
+
+
+def test_select_by_pattern_and_errors_list_valid_ids():
+    assert [w.id for w in select(["*-sweep", "tabular-*"])] == ["tabular-mlp", "depth-sweep"]
+    with pytest.raises(ValueError, match="valid workloads: tabular-mlp, depth-sweep"):
+        select(["resnet*"])
