@@ -91,7 +91,14 @@ class Group:
     device: str
     variant: str
     cases: list[Case]
+    indices: list[int]  # each case's position in workload.cases(profile): how the child finds it
     skip_reason: str | None = None
+
+    def only(self, positions: list[int]) -> None:
+        """Keep only the cases at these positions of the workload's list (benchmarks use this)."""
+        keep = [i for i, index in enumerate(self.indices) if index in positions]
+        self.cases = [self.cases[i] for i in keep]
+        self.indices = [self.indices[i] for i in keep]
 
 
 @dataclass
@@ -237,7 +244,7 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                 if variant not in workload.variants:
                     continue
                 for kind in kinds:
-                    groups.append(Group(workload, framework, kind, variant, cases, skip))
+                    groups.append(Group(workload, framework, kind, variant, cases, list(range(len(cases))), skip))
     budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
     timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
     return Plan(options, machine, software, devices, groups, notes, budget, timeout)
@@ -331,13 +338,14 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
         "profile_ops": plan.options.profile_ops,
     }
     measurements: dict[int, Measurement] = {}
+    by_index = dict(zip(group.indices, group.cases, strict=True))
 
     def on_event(event: dict[str, Any]) -> None:
         kind = event.get("event")
         index = event.get("index")
-        if index is None:
+        if index not in by_index:
             return
-        case = group.cases[index]
+        case = by_index[index]
         if kind == "start":
             progress.case_started(group, case)
         elif kind == "progress":
@@ -350,8 +358,8 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
             measurements[index] = m
             progress.case_finished(group, case, m)
 
-    executor.run_cases(job, list(range(len(group.cases))), plan.timeout_s, on_event)
-    return [measurements[i] for i in sorted(measurements)]
+    executor.run_cases(job, group.indices, plan.timeout_s, on_event)
+    return [measurements[i] for i in group.indices if i in measurements]
 
 
 def default_output(plan: Plan, started: datetime) -> Path:
