@@ -2,11 +2,15 @@
 
     python tests/benchmarks/overhead.py [--profile standard] [--device cpu --device cuda] [--rounds 3]
 
-Bare: a fresh process builds the workload exactly as the harness does, runs one warm-up unit, then times
-N units the way the seeds do (synchronise, start the clock, run, synchronise, stop) and reports the mean
-per unit. Harness: the same workload, variant and device through runner.api (child process, timing engine,
-per-sample synchronisation, monitor, progress events); its mean per unit is sum(samples)/n. The rounds
-alternate bare and harness so drift hits both, and the ratio is of the medians over rounds.
+Bare: a fresh process builds the workload exactly as the harness does, runs one warm-up unit and one
+probe unit (the harness's engine does the same before it samples), then times N units the way the seeds
+do (synchronise, start the clock, run, synchronise, stop) and reports the mean per unit. Harness: the same
+workload, variant and device through runner.api (child process, timing engine, per-sample
+synchronisation, monitor, progress events); its mean per unit is sum(samples)/n. The rounds alternate bare
+and harness so drift hits both, and the ratio is of the medians over rounds.
+With --in-process both run alternately in one process on the same built program (the timing engine with
+its monitor and per-sample progress events against bare blocks), which removes process-to-process variance
+and leaves only what the engine adds.
 Target: harness / bare <= 1.02. Not part of the test run.
 """
 
@@ -40,12 +44,13 @@ def bare(workload: str, index: int, device_kind: str, profile: str, seconds: flo
     device = make_device(device_kind)
     case = spec.cases(profile)[index]
     program = builder(case, "as-written", device)
-    device.sync()
-    start = time.perf_counter()
     program.run_unit()  # warm-up, as the harness does
     device.sync()
-    first = time.perf_counter() - start
-    units = max(3, int(seconds / max(first, 1e-4)))
+    start = time.perf_counter()
+    program.run_unit()  # and one more to size the run, as the harness's probe unit does
+    device.sync()
+    probe = time.perf_counter() - start
+    units = max(3, round(seconds / max(probe, 1e-6)))
     device.sync()
     start = time.perf_counter()
     for _ in range(units):
@@ -53,6 +58,47 @@ def bare(workload: str, index: int, device_kind: str, profile: str, seconds: flo
     device.sync()
     total = time.perf_counter() - start
     return {"mean_s": total / units, "units": units}
+
+
+def inprocess(workload: str, index: int, device_kind: str, profile: str, seconds: float, rounds: int) -> dict:
+    """Bare blocks and the harness's timing engine (with its monitor and progress events) alternating on
+    the same built program in one process: what the engine itself adds, free of process-to-process noise."""
+    import os
+
+    from runner.frameworks.torch import make_device
+    from runner.monitor import Monitor
+    from runner.timing import measure
+    from runner.workloads import get
+
+    spec = get(workload)
+    module, _, func = spec.implementations["torch"].partition(":")
+    builder = getattr(__import__(module, fromlist=[func]), func)
+    device = make_device(device_kind)
+    program = builder(spec.cases(profile)[index], "as-written", device)
+    sink = open(os.devnull, "w")  # noqa: SIM115 - the worker writes one JSON line per sample to its parent
+
+    def emit(n: int, elapsed: float) -> None:
+        sink.write(json.dumps({"event": "progress", "index": index, "samples": n, "elapsed": elapsed}) + "\n")
+        sink.flush()
+
+    program.run_unit()
+    device.sync()
+    start = time.perf_counter()
+    program.run_unit()
+    device.sync()
+    units = max(3, round(seconds / max(time.perf_counter() - start, 1e-6)))
+    bare_means, engine_means = [], []
+    for _ in range(rounds):
+        device.sync()
+        start = time.perf_counter()
+        for _ in range(units):
+            program.run_unit()
+        device.sync()
+        bare_means.append((time.perf_counter() - start) / units)
+        with Monitor():
+            timing = measure(program.run_unit, device.sync, budget_s=seconds, on_sample=emit, target_rel_ci=0.0)
+        engine_means.append(sum(timing.samples_s) / len(timing.samples_s))
+    return {"bare_rounds": bare_means, "harness_rounds": engine_means}
 
 
 def harness(workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict[str, float]:
@@ -99,11 +145,19 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--in-process", action="store_true", help="compare bare blocks with the timing engine in one process"
+    )
     parser.add_argument("--bare", nargs=5, help=argparse.SUPPRESS)
+    parser.add_argument("--inprocess-child", nargs=6, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
         workload, index, device, profile, seconds = args.bare
         print(json.dumps(bare(workload, int(index), device, profile, float(seconds))))
+        return
+    if args.inprocess_child:
+        workload, index, device, profile, seconds, rounds = args.inprocess_child
+        print(json.dumps(inprocess(workload, int(index), device, profile, float(seconds), int(rounds))))
         return
 
     from runner.api import describe_frameworks
@@ -117,7 +171,13 @@ def main() -> None:
             label = get(workload).cases(args.profile)[index].label()
             for device in devices:
                 bare_means, harness_means = [], []
-                for _ in range(args.rounds):
+                if args.in_process:
+                    argv = [sys.executable, __file__, "--inprocess-child", workload, str(index), device, args.profile]
+                    argv += [str(args.seconds), str(args.rounds)]
+                    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT)
+                    both = json.loads(out.stdout.strip().splitlines()[-1])
+                    bare_means, harness_means = both["bare_rounds"], both["harness_rounds"]
+                for _ in range(0 if args.in_process else args.rounds):
                     bare_means.append(
                         run_bare_subprocess(workload, index, device, args.profile, args.seconds)["mean_s"]
                     )
