@@ -18,6 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from runner import SUITE_VERSION, __version__, executor
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, canonical_framework
@@ -351,10 +353,14 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
         elif kind == "progress":
             progress.case_progress(group, case, event["samples"], event["elapsed"])
         elif kind == "result":
+            error = event.get("error")
             if event["status"] == "ok":
-                m = Measurement(**event["measurement"])
-            else:
-                m = _failed(group, case, event["error"], device_name(plan, group.device))
+                try:
+                    m = Measurement(**event["measurement"])
+                except ValidationError as exc:  # a workload produced numbers the format rejects
+                    error = {"type": "InvalidMeasurement", "message": str(exc)[:4000]}
+            if error is not None:
+                m = _failed(group, case, error, device_name(plan, group.device))
             measurements[index] = m
             progress.case_finished(group, case, m)
 

@@ -271,14 +271,39 @@ def list_workloads(
 def fingerprint(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")] = False,
 ) -> None:
-    """Show this machine's hardware fingerprint and id (no hostname, user name, serial or MAC)."""
-    from runner.fingerprint import collect_machine
+    """Show this machine's hardware fingerprint and id, and the frameworks' builds and threads.
 
-    machine = collect_machine()
+    Nothing personal: no hostname, user name, serial number or MAC address.
+    """
+    from runner.api import describe_frameworks, software_info
+    from runner.fingerprint import collect_machine
+    from runner.frameworks import FRAMEWORKS
+
+    with console.status("Probing hardware and frameworks ..."):
+        infos, accelerators = describe_frameworks(list(FRAMEWORKS))
+        machine = collect_machine(framework_accelerators=accelerators)
+        software = software_info(infos)
     if as_json:
-        typer.echo(machine.model_dump_json(indent=2))
+        payload = {"machine": machine.model_dump(mode="json"), "software": software.model_dump(mode="json")}
+        typer.echo(json.dumps(payload, indent=2))
         return
     _print_machine(machine)
+    table = Table(title="software", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value")
+    table.add_row("python", f"{software.python} ({software.python_implementation}), numpy {software.numpy or '-'}")
+    for info in software.frameworks:
+        if not info.available:
+            table.add_row(info.name, escape(f"unavailable: {info.reason}"))
+            continue
+        build = ", ".join(f"{k} {v}" for k, v in info.build.items() if v not in (None, False))
+        threads = ", ".join(f"{k} {v}" for k, v in info.threads.items())
+        table.add_row(
+            info.name, escape(f"{info.version}; {build}; threads: {threads}; devices: {', '.join(info.devices)}")
+        )
+    for key, value in software.env.items():
+        table.add_row(key, escape(value))
+    console.print(table)
 
 
 def _print_machine(machine: Machine) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -48,10 +49,14 @@ def test_schema_prints_json_schema():
 def test_fingerprint_json_is_a_machine():
     result = runner.invoke(app, ["fingerprint", "--json"])
     assert result.exit_code == 0
-    machine = Machine.model_validate_json(result.output)
+    payload = json.loads(result.output)
+    machine = Machine.model_validate(payload["machine"])
+    torch_info = payload["software"]["frameworks"][0]
+    assert torch_info["name"] == "torch" and torch_info["available"] and "cpu" in torch_info["devices"]
+    assert "blas" in torch_info["build"] and torch_info["threads"]["intra_op"] >= 1
     assert len(machine.id) == 16
     table = runner.invoke(app, ["fingerprint"])
-    assert machine.id in table.output and machine.cpu.model in table.output
+    assert machine.id in table.output and machine.cpu.model in table.output and "intra_op" in table.output
 
 
 def test_validate_good_and_bad_files(tmp_path):
@@ -129,3 +134,7 @@ def test_run_end_to_end_writes_a_valid_file(tmp_path):
         "--time-budget 0.05"
     )
     assert "Wrote" in result.output and "depth-sweep depth=2" in result.output
+    text = files[0].read_text()
+    host = socket.gethostname()
+    assert len(host) < 4 or host not in text  # privacy: no host name in the file
+    assert str(tmp_path) not in text  # nor the paths the run was given

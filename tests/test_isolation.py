@@ -30,7 +30,7 @@ def plugins(monkeypatch):
 def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_path):
     options = api.RunOptions(
         profile="tiny",
-        workloads=["test-raise", "test-memory", "test-hang", "test-mixed"],
+        workloads=["test-raise", "test-memory", "test-hang", "test-mixed", "test-invalid"],
         devices=["cpu"],
         timeout_s=4,
         time_budget_s=0.05,
@@ -50,6 +50,7 @@ def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_pa
         ("test-raise", "raise", "failed", "RuntimeError"),
         ("test-memory", "memory", "failed", "OutOfMemory"),
         ("test-hang", "hang", "failed", "Timeout"),
+        ("test-invalid", "invalid", "failed", "InvalidMeasurement"),
     ]
     raised = result.measurements[5].error
     assert "boom: the model diverged" in raised.message and "run_unit" in (raised.traceback or "")
