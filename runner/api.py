@@ -278,25 +278,8 @@ def run_selftests(plan: Plan) -> list[SyncSelfTest]:
     return results
 
 
-def _skipped(group: Group, case: Case, reason: str) -> Measurement:
-    return Measurement(
-        workload=case.workload,
-        workload_hash=case.workload_hash(group.variant),
-        point=case.point,
-        variant=group.variant,
-        framework=group.framework,
-        device=group.device,
-        device_name="-",
-        status="skipped",
-        skip_reason=reason,
-        unit=case.unit,
-        samples_per_unit=case.samples_per_unit,
-        params=case.params,
-        flops_per_unit=case.flops_per_unit,
-    )
-
-
-def _failed(group: Group, case: Case, error: dict[str, Any], device_name: str) -> Measurement:
+def _unmeasured(group: Group, case: Case, device_name: str, **outcome: Any) -> Measurement:
+    """A measurement that has no timings: skipped (with skip_reason) or failed (with error)."""
     return Measurement(
         workload=case.workload,
         workload_hash=case.workload_hash(group.variant),
@@ -305,12 +288,11 @@ def _failed(group: Group, case: Case, error: dict[str, Any], device_name: str) -
         framework=group.framework,
         device=group.device,
         device_name=device_name,
-        status="failed",
-        error=error,
         unit=case.unit,
         samples_per_unit=case.samples_per_unit,
         params=case.params,
         flops_per_unit=case.flops_per_unit,
+        **outcome,
     )
 
 
@@ -323,7 +305,7 @@ def device_name(plan: Plan, kind: str) -> str:
 
 def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurement]:
     if group.skip_reason:
-        out = [_skipped(group, case, group.skip_reason) for case in group.cases]
+        out = [_unmeasured(group, case, "-", status="skipped", skip_reason=group.skip_reason) for case in group.cases]
         for case, m in zip(group.cases, out, strict=True):
             progress.case_finished(group, case, m)
         return out
@@ -360,7 +342,7 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
                 except ValidationError as exc:  # a workload produced numbers the format rejects
                     error = {"type": "InvalidMeasurement", "message": str(exc)[:4000]}
             if error is not None:
-                m = _failed(group, case, error, device_name(plan, group.device))
+                m = _unmeasured(group, case, device_name(plan, group.device), status="failed", error=error)
             measurements[index] = m
             progress.case_finished(group, case, m)
 

@@ -226,23 +226,28 @@ def _print_summary(result: ResultFile) -> None:
     rows = speedup_rows(result)
     if not rows:
         return
-    table = Table(title="Median time per unit; speedup = CPU time / best accelerator time")
-    for column in ("measurement", "variant", "CPU", "accelerator", "speedup"):
+    accelerated = any(row["accel_s"] for row in rows)
+    title = "Median time per unit" + ("; speedup = CPU time / best accelerator time" if accelerated else "")
+    table = Table(title=title)
+    columns = (
+        ("measurement", "variant", "CPU", "accelerator", "speedup")
+        if accelerated
+        else ("measurement", "variant", "CPU")
+    )
+    for column in columns:
         table.add_column(column, justify="left" if column in ("measurement", "variant") else "right")
     for row in rows:
-        speedup = row["speedup"]
-        shown = (
-            "-"
-            if speedup is None
-            else (f"[green]{speedup:.2f}x[/green]" if speedup >= 1 else f"[red]{speedup:.2f}x[/red]")
-        )
-        table.add_row(
+        cells = [
             escape(f"{row['workload']} {row['point']}".strip()),
             row["variant"],
             _fmt_s(row["cpu_s"]) if row["cpu_s"] else "-",
-            f"{_fmt_s(row['accel_s'])} ({row['accel']})" if row["accel_s"] else "-",
-            shown,
-        )
+        ]
+        if accelerated:
+            speedup = row["speedup"]
+            colour = "green" if speedup is not None and speedup >= 1 else "red"
+            cells.append(f"{_fmt_s(row['accel_s'])} ({row['accel']})" if row["accel_s"] else "-")
+            cells.append("-" if speedup is None else f"[{colour}]{speedup:.2f}x[/{colour}]")
+        table.add_row(*cells)
     console.print(table)
 
 

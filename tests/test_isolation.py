@@ -113,3 +113,13 @@ def test_unwritable_results_dir_fails_before_measuring(tmp_path):
     blocker.write_text("not a directory")
     with pytest.raises(api.PlanError, match="cannot write results"):
         api.plan_run(api.RunOptions(profile="tiny", results_dir=Path(blocker) / "results"))
+
+
+def test_missing_optional_dependency_is_recorded_as_skipped(plugins, tmp_path):
+    plan = api.plan_run(
+        api.RunOptions(profile="tiny", workloads=["test-needs-missing"], devices=["cpu"], output=tmp_path / "r.yaml")
+    )
+    result, path = api.execute(plan)
+    (m,) = result.measurements
+    assert m.status == "skipped" and "benchsite_no_such_module" in (m.skip_reason or "")
+    assert path is not None and storage.load(path)[1] == []

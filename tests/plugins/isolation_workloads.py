@@ -58,6 +58,7 @@ for name, behaviours in {
     "test-raise": ["raise"],
     "test-memory": ["memory"],
     "test-hang": ["hang"],
+    "test-invalid": ["invalid"],
 }.items():
     register(
         Workload(
@@ -71,3 +72,17 @@ for name, behaviours in {
             variants=("as-written",),
         )
     )
+
+register(
+    Workload(
+        "test-needs-missing",
+        "t",
+        "needs a module that is not installed",
+        "skipped on purpose",
+        "step",
+        _cases("test-needs-missing", ["ok"]),
+        {"torch": MODULE},
+        requires=("benchsite_no_such_module",),
+        variants=("as-written",),
+    )
+)
