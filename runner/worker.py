@@ -100,7 +100,8 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             try:  # the profiler needs CUPTI/roctracer; its failure must not cost the measurement
                 top_ops = program.top_ops()
             except Exception as exc:
-                timing.warnings.append(f"profiler failed, no top operators: {type(exc).__name__}: {exc}"[:4000])
+                reason = privacy.scrub(f"{type(exc).__name__}: {exc}")
+                timing.warnings.append(f"profiler failed, no top operators: {reason}"[:4000])
         flops = base["flops_per_unit"]
         base.update(
             status="ok",
