@@ -87,3 +87,15 @@ def test_the_committed_h200_run_shows_the_seed_001_crossover():
 
 def test_empty_results_give_an_empty_frame(tmp_path):
     assert measurements_frame(load_results(tmp_path).results).empty
+
+
+def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
+    from site_builder.charts import crossover_chart, speedup_chart
+
+    cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
+    gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})
+    frame = measurements_frame([(Path("r"), make_result(cpu + gpu))])
+    for chart in (speedup_chart(speedups(frame)), crossover_chart(frame)):
+        spec = chart.to_dict()  # validates against the Vega-Lite schema
+        text = str(spec)
+        assert "tooltip" in text and "legend" in text
