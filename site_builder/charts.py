@@ -11,7 +11,18 @@ import pandas as pd
 
 def speedup_chart(table: pd.DataFrame) -> alt.Chart:
     """GPU-over-CPU speedup per workload point and accelerator, log scale; 1x is the break-even rule."""
-    data = table.assign(label=table["workload"] + " " + table["point"].fillna(""))
+    fields = [
+        "workload",
+        "point",
+        "variant",
+        "framework",
+        "gpu_model",
+        "cpu_model",
+        "speedup",
+        "median_s",
+        "median_s_cpu",
+    ]
+    data = table[fields].assign(label=table["workload"] + " " + table["point"].fillna(""))
     pick = alt.selection_point(fields=["gpu_model"], bind="legend")
     bars = (
         alt.Chart(data)
@@ -37,12 +48,13 @@ def speedup_chart(table: pd.DataFrame) -> alt.Chart:
         .add_params(pick)
     )
     rule = alt.Chart(pd.DataFrame({"x": [1.0]})).mark_rule(strokeDash=[4, 4]).encode(x="x:Q")
-    return (bars + rule).properties(width="container")
+    return (bars + rule).properties(width=520).configure_axisY(labelLimit=320)
 
 
 def crossover_chart(frame: pd.DataFrame, workload: str = "depth-sweep") -> alt.Chart:
     """Time per epoch against parameters, log-log, one line per machine and device."""
-    data = frame[(frame["workload"] == workload) & (frame["status"] == "ok")].copy()
+    fields = ["machine_id", "device", "device_name", "variant", "framework", "depth", "params", "median_s"]
+    data = frame[(frame["workload"] == workload) & (frame["status"] == "ok")][fields].copy()
     data["series"] = data["machine_id"].str[:8] + " " + data["device"] + " (" + data["device_name"] + ")"
     pick = alt.selection_point(fields=["series"], bind="legend")
     return (
@@ -65,5 +77,5 @@ def crossover_chart(frame: pd.DataFrame, workload: str = "depth-sweep") -> alt.C
             ],
         )
         .add_params(pick)
-        .properties(width="container")
+        .properties(width=640, height=360)
     )

@@ -1,0 +1,14 @@
+"""Every string from a result file is untrusted: make it inert in Markdown and HTML alike."""
+
+from __future__ import annotations
+
+# One pass over the raw text: HTML's special characters and every character with a meaning in Markdown
+# (links, emphasis, tables, code, headings) become character references, which both the Markdown parser
+# and the browser show as plain text.
+_ENTITIES = {c: f"&#{ord(c)};" for c in "&<>\"'\\`*_{}[]()#+!|~=:"}
+_ENTITIES.update({"\n": " ", "\r": " ", "\t": " "})
+
+
+def text(value: object) -> str:
+    """Escape a value for a Markdown page (paragraphs, table cells and HTML attributes)."""
+    return "".join(_ENTITIES.get(char, char) for char in str(value))

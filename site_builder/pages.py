@@ -1,0 +1,134 @@
+"""Pages: frames in, Markdown out. A registry of (path, title, render); every file-sourced string escaped."""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import altair as alt
+import pandas as pd
+
+from site_builder import aggregate, charts
+from site_builder.escape import text as esc
+
+
+@dataclass(frozen=True)
+class Data:
+    frame: pd.DataFrame
+    speedups: pd.DataFrame
+    rejected: list[str]
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    title: str
+    render: Callable[[Data], str]
+
+
+def chart_html(chart: alt.Chart | alt.LayerChart) -> str:
+    """A placeholder that site JavaScript fills with vega-embed; the spec travels in an escaped attribute."""
+    spec = json.dumps(chart.to_dict(), separators=(",", ":"))
+    return f'<div class="benchsite-chart" data-spec="{html.escape(spec, quote=True)}"></div>'
+
+
+def _seconds(value: float | None) -> str:
+    if value is None or pd.isna(value):
+        return "-"
+    return f"{value:.3g} s" if value >= 1 else f"{value * 1e3:.3g} ms"
+
+
+def home(data: Data) -> str:
+    frame = data.frame
+    machines = frame["machine_id"].nunique() if not frame.empty else 0
+    runs = frame["run_id"].nunique() if not frame.empty else 0
+    lines = [
+        "# benchsite",
+        "",
+        "**For this model, on this hardware, should I train on the CPU or the GPU?** Each point is one "
+        "workload on one machine: its accelerator's speedup over the same machine's CPU (log scale; left of "
+        "the dashed line the CPU wins).",
+        "",
+        f"{machines} machines, {runs} runs, {len(frame)} measurements.",
+        "",
+    ]
+    if not data.speedups.empty:
+        lines += [chart_html(charts.speedup_chart(data.speedups)), ""]
+    if not frame.empty:
+        latest = frame.sort_values("started_at").drop_duplicates("run_id", keep="last").tail(10).iloc[::-1]
+        lines += [
+            "## Latest contributions",
+            "",
+            "| machine | CPU | accelerator | profile | date |",
+            "|---|---|---|---|---|",
+        ]
+        for row in latest.itertuples():
+            lines.append(
+                f"| [{esc(row.machine_id)}](machines/{row.machine_id}.md) | {esc(row.cpu_model)} | "
+                f"{esc(row.gpu_model or '-')} | {esc(row.profile)} | {row.started_at:%Y-%m-%d} |"
+            )
+    if data.rejected:
+        lines += ["", f"{len(data.rejected)} contributed file(s) failed validation and are not shown."]
+    return "\n".join(lines) + "\n"
+
+
+def crossover(data: Data) -> str:
+    lines = [
+        "# Crossover: where the GPU starts to win",
+        "",
+        "The depth sweep (seed 001): seconds per epoch against parameters, log-log, per machine and device.",
+        "",
+    ]
+    frame = data.frame
+    if frame.empty or (frame["workload"] == "depth-sweep").sum() == 0:
+        return "\n".join([*lines, "No depth-sweep results yet."]) + "\n"
+    lines += [
+        chart_html(charts.crossover_chart(frame)),
+        "",
+        "| machine | accelerator | variant | verdict | break-even (parameters) |",
+        "|---|---|---|---|---|",
+    ]
+    for row in aggregate.crossovers(frame).itertuples():
+        at = "-" if row.break_even_params is None or pd.isna(row.break_even_params) else f"{row.break_even_params:,.0f}"
+        lines.append(
+            f"| [{esc(row.machine_id)}](machines/{row.machine_id}.md) | {esc(row.gpu_model)} | "
+            f"{esc(row.variant)} | {esc(row.verdict)} | {at} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def machine_page(machine_id: str) -> Callable[[Data], str]:
+    def render(data: Data) -> str:
+        rows = data.frame[data.frame["machine_id"] == machine_id].sort_values(
+            ["workload", "point", "variant", "device"]
+        )
+        first = rows.iloc[0]
+        lines = [
+            f"# Machine {esc(machine_id)}",
+            "",
+            f"- CPU: {esc(first.cpu_model)}",
+            f"- accelerator: {esc(first.gpu_model or 'none')}",
+            f"- system type: {esc(first.system_type)}",
+            "",
+            "| workload | point | variant | framework | device | median | 95% CI | status |",
+            "|---|---|---|---|---|---|---|---|",
+        ]
+        for row in rows.itertuples():
+            ci = f"{_seconds(row.ci_lo_s)} .. {_seconds(row.ci_hi_s)}" if row.ci_lo_s is not None else "-"
+            lines.append(
+                f"| {esc(row.workload)} | {esc(row.point or '-')} | {esc(row.variant)} | "
+                f"{esc(row.framework)} | {esc(row.device_name)} ({esc(row.device)}) | "
+                f"{_seconds(row.median_s)} | {ci} | {esc(row.status)} |"
+            )
+        return "\n".join(lines) + "\n"
+
+    return render
+
+
+def registry(data: Data) -> list[Page]:
+    pages = [Page("index.md", "Home", home), Page("crossover.md", "Crossover", crossover)]
+    for machine_id in sorted(data.frame["machine_id"].unique()) if not data.frame.empty else []:
+        pages.append(Page(f"machines/{machine_id}.md", f"Machine {machine_id}", machine_page(machine_id)))
+    return pages
