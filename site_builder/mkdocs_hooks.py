@@ -19,7 +19,7 @@ log = logging.getLogger("mkdocs.plugins.benchsite")
 def on_files(files: Files, config: Any) -> Files:
     from site_builder import aggregate
     from site_builder.load import load_results
-    from site_builder.pages import Data, registry
+    from site_builder.pages import Data, csv_files, registry
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
@@ -30,6 +30,8 @@ def on_files(files: Files, config: Any) -> Files:
     data = Data(frame=frame, speedups=aggregate.speedups(frame) if not frame.empty else frame, rejected=loaded.rejected)
     for page in registry(data):
         files.append(File.generated(config, page.path, content=page.render(data)))
+    for path, csv in csv_files(data).items():
+        files.append(File.generated(config, path, content=csv))
     import vl_convert
 
     # vl-convert's type stub marks the optional snippet as required; the default bundle sets window.vegaEmbed.

@@ -57,6 +57,8 @@ def home(data: Data) -> str:
     if not data.speedups.empty:
         lines += [chart_html(charts.speedup_chart(data.speedups)), ""]
     if not frame.empty:
+        boards = ", ".join(f"[{esc(w)}](leaderboards/{w}.md)" for w in sorted(frame["workload"].unique()))
+        lines += [f"**Leaderboards:** {boards}. **[Crossover](crossover.md)**: where the GPU starts to win.", ""]
         latest = frame.sort_values("started_at").drop_duplicates("run_id", keep="last").tail(10).iloc[::-1]
         lines += [
             "## Latest contributions",
@@ -127,8 +129,82 @@ def machine_page(machine_id: str) -> Callable[[Data], str]:
     return render
 
 
+LEADERBOARD_COLUMNS = [
+    "machine_id",
+    "cpu_model",
+    "gpu_model",
+    "framework",
+    "variant",
+    "point",
+    "device",
+    "device_name",
+    "precision",
+    "median_s",
+    "ci_lo_s",
+    "ci_hi_s",
+    "samples_per_s",
+    "speedup",
+]
+
+
+def leaderboard_frame(data: Data, workload: str) -> pd.DataFrame:
+    """Every ok measurement of the workload, with the speedup over the same machine's CPU where there is one."""
+    rows = data.frame[(data.frame["workload"] == workload) & (data.frame["status"] == "ok")]
+    if not data.speedups.empty:
+        speed = data.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
+        rows = rows.merge(speed, on=["machine_id", "workload_hash", "framework", "device"], how="left")
+    else:
+        rows = rows.assign(speedup=None)
+    return rows.sort_values(["point", "variant", "median_s"])[LEADERBOARD_COLUMNS]
+
+
+def leaderboard(workload: str) -> Callable[[Data], str]:
+    def render(data: Data) -> str:
+        rows = leaderboard_frame(data, workload)
+        lines = [
+            f"# Leaderboard: {esc(workload)}",
+            "",
+            f"Fastest first within each point and variant. [Download as CSV]({workload}.csv)",
+            "",
+            "| point | variant | machine | CPU | accelerator | framework | device | median | 95% CI | samples/s |"
+            " speedup vs CPU |",
+            "|---|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for row in rows.itertuples():
+            speedup = "-" if row.speedup is None or pd.isna(row.speedup) else f"{row.speedup:.2f}x"
+            ci = f"{_seconds(row.ci_lo_s)} .. {_seconds(row.ci_hi_s)}" if not pd.isna(row.ci_lo_s) else "-"
+            lines.append(
+                f"| {esc(row.point or '-')} | {esc(row.variant)} | [{esc(row.machine_id)}](../machines/"
+                f"{row.machine_id}.md) | {esc(row.cpu_model)} | {esc(row.gpu_model or '-')} | {esc(row.framework)} | "
+                f"{esc(row.device_name)} ({esc(row.device)}) | {_seconds(row.median_s)} | {ci} | "
+                f"{row.samples_per_s:,.0f} | {speedup} |"
+            )
+        return "\n".join(lines) + "\n"
+
+    return render
+
+
+def csv_files(data: Data) -> dict[str, str]:
+    """path -> CSV text, one per leaderboard (pandas quotes every field that needs it)."""
+    if data.frame.empty:
+        return {}
+    return {
+        f"leaderboards/{w}.csv": leaderboard_frame(data, w).map(_inert_cell).to_csv(index=False)
+        for w in sorted(data.frame["workload"].unique())
+    }
+
+
+def _inert_cell(value: object) -> object:
+    """Spreadsheets run cells that start with = + - @ as formulas: prefix such text with a quote."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
 def registry(data: Data) -> list[Page]:
     pages = [Page("index.md", "Home", home), Page("crossover.md", "Crossover", crossover)]
+    for workload in sorted(data.frame["workload"].unique()) if not data.frame.empty else []:
+        pages.append(Page(f"leaderboards/{workload}.md", f"Leaderboard {workload}", leaderboard(workload)))
     for machine_id in sorted(data.frame["machine_id"].unique()) if not data.frame.empty else []:
         pages.append(Page(f"machines/{machine_id}.md", f"Machine {machine_id}", machine_page(machine_id)))
     return pages

@@ -14,7 +14,12 @@ from runner.schema import Accelerator
 from tests.conftest import make_measurement, make_result
 
 ROOT = Path(__file__).parent.parent
-HOSTILE = ["<script>alert('xss')</script>", "<img src=x onerror=alert(1)>", "[click](javascript:alert(1))"]
+HOSTILE = [
+    "<script>alert('xss')</script>",
+    "<img src=x onerror=alert(1)>",
+    "[click](javascript:alert(1))",
+    "=HYPERLINK(1)",
+]
 
 
 def build(results: Path, out: Path, strict: bool = False) -> subprocess.CompletedProcess[str]:
@@ -37,7 +42,7 @@ def test_hostile_strings_show_as_text_and_bad_files_are_left_out(tmp_path):
     result = make_result(measurements)
     machine = result.machine.model_copy(
         update={
-            "cpu": result.machine.cpu.model_copy(update={"model": HOSTILE[2]}),
+            "cpu": result.machine.cpu.model_copy(update={"model": HOSTILE[3]}),
             "accelerators": [Accelerator(vendor="nvidia", model=HOSTILE[0], source="nvml")],
         }
     )
@@ -48,7 +53,13 @@ def test_hostile_strings_show_as_text_and_bad_files_are_left_out(tmp_path):
     done = build(results, tmp_path / "site")
     assert done.returncode == 0, done.stderr
     assert "bad.yaml" in done.stderr  # reported by path
-    pages = [tmp_path / "site" / "index.html", tmp_path / "site" / "machines" / f"{result.machine.id}" / "index.html"]
+    site = tmp_path / "site"
+    pages = [
+        site / "index.html",
+        site / "machines" / result.machine.id / "index.html",
+        site / "leaderboards" / "depth-sweep" / "index.html",
+        site / "crossover" / "index.html",
+    ]
     for page in pages:
         html = page.read_text()
         # Chart specs travel as data in an attribute: quotes and angle brackets must be escaped there, and
@@ -62,7 +73,10 @@ def test_hostile_strings_show_as_text_and_bad_files_are_left_out(tmp_path):
         assert "javascript:alert" not in html and "<script>alert" not in html
     home = pages[0].read_text()
     assert "1 contributed file(s) failed validation" in home
-    assert (tmp_path / "site" / "assets" / "vega-bundle.js").stat().st_size > 100_000  # served locally
+    assert (site / "assets" / "vega-bundle.js").stat().st_size > 100_000  # served locally
+    csv = (site / "leaderboards" / "depth-sweep.csv").read_text()
+    assert "'=HYPERLINK(1)" in csv  # the text is kept, as text
+    assert "\n=" not in csv and ",=" not in csv  # and no cell starts a spreadsheet formula
 
     strict = build(results, tmp_path / "strict", strict=True)
     assert strict.returncode != 0 and "bad.yaml" in strict.stderr
