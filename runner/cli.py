@@ -378,6 +378,44 @@ def validate(
         raise typer.Exit(1)
 
 
+site_app = typer.Typer(help="Build or preview the leaderboard site from result files.", no_args_is_help=True)
+app.add_typer(site_app, name="site")
+
+
+def _mkdocs(command: list[str], results: Path, strict: bool, config: Path) -> None:
+    import os
+    import subprocess
+
+    if not config.exists():
+        err.print(f"[red]error:[/red] no MkDocs configuration at {escape(str(config))}; run from the repository root")
+        raise typer.Exit(2)
+    env = {**os.environ, "BENCHSITE_RESULTS": str(results.resolve()), "BENCHSITE_STRICT": "1" if strict else "0"}
+    code = subprocess.call([sys.executable, "-m", "mkdocs", *command, "-f", str(config)], env=env)
+    if code:
+        raise typer.Exit(code)
+
+
+@site_app.command("build")
+def site_build(
+    results: Annotated[Path, typer.Option(help="Folder of result files.")] = Path("results"),
+    out: Annotated[Path, typer.Option(help="Where to write the static site.")] = Path("site"),
+    strict: Annotated[bool, typer.Option(help="Fail on a bad result file instead of leaving it out.")] = False,
+    config: Annotated[Path, typer.Option(help="The MkDocs configuration.")] = Path("mkdocs.yml"),
+) -> None:
+    """Build the static site (mkdocs build --strict) from every result file."""
+    _mkdocs(["build", "--strict", "-d", str(out.resolve())], results, strict, config)
+
+
+@site_app.command("serve")
+def site_serve(
+    results: Annotated[Path, typer.Option(help="Folder of result files.")] = Path("results"),
+    address: Annotated[str, typer.Option(help="host:port to serve on.")] = "127.0.0.1:8000",
+    config: Annotated[Path, typer.Option(help="The MkDocs configuration.")] = Path("mkdocs.yml"),
+) -> None:
+    """Preview the site with live reload (mkdocs serve)."""
+    _mkdocs(["serve", "-a", address], results, False, config)
+
+
 def main() -> Any:
     return app(prog_name="benchsite")
 

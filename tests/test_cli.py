@@ -15,12 +15,12 @@ from runner.schema import Machine
 from tests.conftest import make_result
 
 runner = CliRunner()
-COMMANDS = ["run", "list", "fingerprint", "schema", "validate"]
+COMMANDS = ["run", "list", "fingerprint", "schema", "validate", "site build", "site serve"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
 def test_every_command_has_help(command):
-    result = runner.invoke(app, [command, "--help"])
+    result = runner.invoke(app, [*command.split(), "--help"])
     assert result.exit_code == 0
     assert "Usage" in result.output and len(result.output) > 200
 
@@ -138,3 +138,10 @@ def test_run_end_to_end_writes_a_valid_file(tmp_path):
     host = socket.gethostname()
     assert len(host) < 4 or host not in text  # privacy: no host name in the file
     assert str(tmp_path) not in text  # nor the paths the run was given
+
+
+def test_site_build_writes_the_site(tmp_path):
+    result = runner.invoke(app, ["site", "build", "--out", str(tmp_path / "site")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "site" / "index.html").exists()
+    assert (tmp_path / "site" / "crossover" / "index.html").exists()
