@@ -40,6 +40,11 @@ def _seconds(value: float | None) -> str:
     return f"{value:.3g} s" if value >= 1 else f"{value * 1e3:.3g} ms"
 
 
+def _ci(row: object) -> str:
+    lo, hi = getattr(row, "ci_lo_s", None), getattr(row, "ci_hi_s", None)
+    return f"{_seconds(lo)} .. {_seconds(hi)}" if lo is not None and pd.notna(lo) else "-"
+
+
 def home(data: Data) -> str:
     frame = data.frame
     machines = frame["machine_id"].nunique() if not frame.empty else 0
@@ -118,7 +123,7 @@ def machine_page(machine_id: str) -> Callable[[Data], str]:
             "|---|---|---|---|---|---|---|---|",
         ]
         for row in rows.itertuples():
-            ci = f"{_seconds(row.ci_lo_s)} .. {_seconds(row.ci_hi_s)}" if row.ci_lo_s is not None else "-"
+            ci = _ci(row)
             lines.append(
                 f"| {esc(row.workload)} | {esc(row.point or '-')} | {esc(row.variant)} | "
                 f"{esc(row.framework)} | {esc(row.device_name)} ({esc(row.device)}) | "
@@ -172,7 +177,7 @@ def leaderboard(workload: str) -> Callable[[Data], str]:
         ]
         for row in rows.itertuples():
             speedup = "-" if row.speedup is None or pd.isna(row.speedup) else f"{row.speedup:.2f}x"
-            ci = f"{_seconds(row.ci_lo_s)} .. {_seconds(row.ci_hi_s)}" if not pd.isna(row.ci_lo_s) else "-"
+            ci = _ci(row)
             lines.append(
                 f"| {esc(row.point or '-')} | {esc(row.variant)} | [{esc(row.machine_id)}](../machines/"
                 f"{row.machine_id}.md) | {esc(row.cpu_model)} | {esc(row.gpu_model or '-')} | {esc(row.framework)} | "
