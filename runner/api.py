@@ -124,7 +124,6 @@ class Progress:
     """Callbacks for a front end. Every one is optional."""
 
     note: Callable[[str], None] = lambda text: None
-    group_started: Callable[[Group], None] = lambda group: None
     case_started: Callable[[Group, Case], None] = lambda group, case: None
     case_progress: Callable[[Group, Case, int, float], None] = lambda group, case, n, elapsed: None
     case_finished: Callable[[Group, Case, Measurement], None] = lambda group, case, m: None
@@ -309,7 +308,6 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
         for case, m in zip(group.cases, out, strict=True):
             progress.case_finished(group, case, m)
         return out
-    progress.group_started(group)
     job = {
         "kind": "measure",
         "framework": group.framework,

@@ -141,16 +141,22 @@ def iter_result_paths(paths: list[Path]) -> list[Path]:
     return out
 
 
+def load_all(paths: list[Path]) -> list[tuple[Path, ResultFile | None, list[Problem]]]:
+    """Every result file under paths: its result (None if unreadable) and all its problems, the path rule
+    included. The one loop behind `benchsite validate` and the site builder."""
+    loaded = []
+    for path in iter_result_paths(paths):
+        result, problems = load(path)
+        if result is not None:
+            problems = problems + check_location(path, result)
+        loaded.append((path, result, problems))
+    return loaded
+
+
 def validate_paths(paths: list[Path]) -> tuple[int, list[Problem]]:
     """Validate every file; returns the number of files checked and all problems found."""
-    files = iter_result_paths(paths)
-    problems: list[Problem] = []
-    for path in files:
-        result, found = load(path)
-        problems.extend(found)
-        if result is not None:
-            problems.extend(check_location(path, result))
-    return len(files), problems
+    loaded = load_all(paths)
+    return len(loaded), [problem for _, _, problems in loaded for problem in problems]
 
 
 def check_location(path: Path, result: ResultFile) -> list[Problem]:

@@ -53,7 +53,8 @@ def _framework(name: str) -> Any:
     return importlib.import_module(FRAMEWORKS[name])
 
 
-def _import_builder(path: str) -> Any:
+def import_builder(path: str) -> Any:
+    """The builder a workload names as 'module:function' for a framework."""
     module, _, func = path.partition(":")
     return getattr(importlib.import_module(module), func)
 
@@ -76,7 +77,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         "flops_per_unit": case.flops_per_unit,
     }
     started = time.perf_counter()
-    builder = _import_builder(workload.implementations[job["framework"]])
+    builder = import_builder(workload.implementations[job["framework"]])
     program = builder(case, variant, device)
     try:
         base["params"] = base["params"] if base["params"] is not None else program.params

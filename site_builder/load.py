@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.schema import ResultFile
-from runner.storage import Problem, check_location, iter_result_paths, load
+from runner.storage import Problem, load_all
 
 
 class StrictBuildError(Exception):
@@ -30,10 +30,7 @@ class Loaded:
 def load_results(root: Path, strict: bool = False) -> Loaded:
     """Every result file under root, validated; bad files are listed in problems and left out."""
     loaded = Loaded()
-    for path in iter_result_paths([root]):
-        result, problems = load(path)
-        if result is not None:
-            problems = problems + check_location(path, result)
+    for path, result, problems in load_all([root]):
         loaded.problems.extend(problems)
         if result is not None and not any(p.severity == "error" for p in problems):
             loaded.results.append((path, result))

@@ -11,6 +11,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from runner.frameworks.torch import make_device
 from runner.frameworks.torch import workloads as tw
+from runner.worker import import_builder
 from runner.workloads import PROFILES, VARIANTS, all_workloads, get, select
 from runner.workloads.suite import MODELS, transformer_forward_flops
 
@@ -86,8 +87,7 @@ def test_transformer_flops_formula_matches_pytorchs_count(name):
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_every_workload_trains_on_the_cpu_at_tiny_size(workload, variant):
     spec = get(workload)
-    _module, _, func = spec.implementations["torch"].partition(":")
-    builder = getattr(tw, func)
+    builder = import_builder(spec.implementations["torch"])
     for case in spec.cases("tiny"):
         program = builder(case, variant, CPU)
         before = [p.detach().clone() for p in program.model.parameters()]

@@ -36,11 +36,11 @@ TARGET = 1.02
 def bare(workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict[str, float]:
     """Time the loop with nothing around it (runs in its own process, like a harness child)."""
     from runner.frameworks.torch import make_device
+    from runner.worker import import_builder
     from runner.workloads import get
 
     spec = get(workload)
-    module, _, func = spec.implementations["torch"].partition(":")
-    builder = getattr(__import__(module, fromlist=[func]), func)
+    builder = import_builder(spec.implementations["torch"])
     device = make_device(device_kind)
     case = spec.cases(profile)[index]
     program = builder(case, "as-written", device)
@@ -68,11 +68,11 @@ def inprocess(workload: str, index: int, device_kind: str, profile: str, seconds
     from runner.frameworks.torch import make_device
     from runner.monitor import Monitor
     from runner.timing import measure
+    from runner.worker import import_builder
     from runner.workloads import get
 
     spec = get(workload)
-    module, _, func = spec.implementations["torch"].partition(":")
-    builder = getattr(__import__(module, fromlist=[func]), func)
+    builder = import_builder(spec.implementations["torch"])
     device = make_device(device_kind)
     program = builder(spec.cases(profile)[index], "as-written", device)
     sink = open(os.devnull, "w")  # noqa: SIM115 - the worker writes one JSON line per sample to its parent
