@@ -172,7 +172,7 @@ class ErrorInfo(Strict):
     traceback: LongText | None = Field(None, description="The end of the traceback, paths anonymised.")
 
 
-PointValue = Annotated[int | float | str, Field(union_mode="left_to_right")]
+PointValue = Annotated[int | float | Text, Field(union_mode="left_to_right")]
 
 
 class Measurement(Strict):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,22 +142,24 @@ def iter_result_paths(paths: list[Path]) -> list[Path]:
     return out
 
 
-def load_all(paths: list[Path]) -> list[tuple[Path, ResultFile | None, list[Problem]]]:
-    """Every result file under paths: its result (None if unreadable) and all its problems, the path rule
-    included. The one loop behind `benchsite validate` and the site builder."""
-    loaded = []
+def iter_all(paths: list[Path]) -> Iterator[tuple[Path, ResultFile | None, list[Problem]]]:
+    """Every result file under paths, one at a time: its result (None if unreadable) and all its problems,
+    the path rule included. The one loop behind `benchsite validate` and the site builder; a generator, so
+    that ten thousand files never sit in memory at once."""
     for path in iter_result_paths(paths):
         result, problems = load(path)
         if result is not None:
             problems = problems + check_location(path, result)
-        loaded.append((path, result, problems))
-    return loaded
+        yield path, result, problems
 
 
 def validate_paths(paths: list[Path]) -> tuple[int, list[Problem]]:
     """Validate every file; returns the number of files checked and all problems found."""
-    loaded = load_all(paths)
-    return len(loaded), [problem for _, _, problems in loaded for problem in problems]
+    checked, found = 0, []
+    for _, _, problems in iter_all(paths):
+        checked += 1
+        found.extend(problems)
+    return checked, found
 
 
 def check_location(path: Path, result: ResultFile) -> list[Problem]:

@@ -1,20 +1,27 @@
-"""Aggregation: result files in, tidy pandas frames out. Pure: no I/O, no rendering.
+"""Aggregation: result files in, tidy pandas frames out. Pure: no file I/O, no rendering.
 
 Only measurements with the same workload_hash are ever compared; a speedup compares an accelerator with
 the CPU of the same machine, same framework and same workload_hash.
+
+Files stream through a Collector one at a time and are reduced to columns at once, so that ten thousand
+contributed files never sit in memory as objects: the frame holds one row per measurement, the machine
+summaries the newest fingerprint and top operators per machine.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from runner.schema import ResultFile
+from runner.schema import Machine, ResultFile, Software, SyncSelfTest
 
 COLUMNS = [
     "machine_id",
@@ -25,7 +32,6 @@ COLUMNS = [
     "run_id",
     "started_at",
     "profile",
-    "file",
     "workload",
     "workload_hash",
     "point",
@@ -49,85 +55,227 @@ COLUMNS = [
     "unit",
 ]
 KEY = ["machine_id", "workload_hash", "framework", "device"]
+# Repeated text columns are stored once per distinct value (pandas categoricals).
+CATEGORIES = [
+    "machine_id",
+    "cpu_model",
+    "gpu_model",
+    "gpu_vendor",
+    "system_type",
+    "run_id",
+    "profile",
+    "workload",
+    "point",
+    "model",
+    "mode",
+    "variant",
+    "framework",
+    "device",
+    "device_name",
+    "precision",
+    "status",
+    "unit",
+]
+VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "intel": "Intel", "other": "other"}
+TOP_OPS_PER_MEASUREMENT = 5
 
 
 def point_label(point: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in point.items())
 
 
-def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFrame:
-    """One row per measurement; where a machine ran the same measurement more than once, the newest run."""
-    rows: list[dict[str, Any]] = []
-    for path, result in results:
-        machine = result.machine
+@dataclass
+class MachineSummary:
+    """What a machine page shows besides the measurements: the newest fingerprint and every run."""
+
+    machine: Machine
+    software: Software
+    sync_selftests: list[SyncSelfTest]
+    started_at: datetime
+    runs: list[tuple[datetime, str, str, int]] = field(default_factory=list)  # date, profile, command, count
+    # (workload_hash, framework, device) -> (started_at, row): the newest run's top operators per measurement
+    top_ops: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
+
+
+class Collector:
+    """Reduce result files to a measurement frame and per-machine summaries, one file at a time."""
+
+    def __init__(self) -> None:
+        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self.machines: dict[str, MachineSummary] = {}
+        self.files = 0
+
+    def add(self, path: Path, result: ResultFile) -> None:
+        self.files += 1
+        machine, run = result.machine, result.run
         gpu = machine.accelerators[0] if machine.accelerators else None
+        intern = sys.intern
         common = {
-            "machine_id": machine.id,
-            "cpu_model": machine.cpu.model,
-            "gpu_model": gpu.model if gpu else "",
-            "gpu_vendor": gpu.vendor if gpu else "",
+            "machine_id": intern(machine.id),
+            "cpu_model": intern(machine.cpu.model),
+            "gpu_model": intern(gpu.model if gpu else ""),
+            "gpu_vendor": VENDOR_NAMES[gpu.vendor] if gpu else "",
             "system_type": machine.system_type,
-            "run_id": result.run.id,
-            "started_at": result.run.started_at,
+            "run_id": run.id,
+            "started_at": run.started_at,
             "profile": result.suite.profile,
-            "file": str(path),
         }
+        columns = self._columns
+        summary = self._summary(result)
         for m in result.measurements:
             ci = m.ci95_s or (None, None)
-            rows.append(
-                {
-                    **common,
-                    "workload": m.workload,
-                    "workload_hash": m.workload_hash,
-                    "point": point_label(m.point),
-                    "depth": m.point.get("depth"),
-                    "model": m.point.get("model"),
-                    "mode": m.point.get("mode"),
-                    "batch_size": m.point.get("batch_size"),
-                    "variant": m.variant,
-                    "framework": m.framework,
-                    "device": m.device,
-                    "device_name": m.device_name,
-                    "precision": m.precision,
-                    "status": m.status,
-                    "median_s": m.median_s,
-                    "ci_lo_s": ci[0],
-                    "ci_hi_s": ci[1],
-                    "samples_per_s": m.samples_per_s,
-                    "params": m.params,
-                    "achieved_tflops": m.achieved_tflops,
-                    "stable": m.stable,
-                    "unit": m.unit,
-                }
-            )
-    frame = pd.DataFrame(rows, columns=COLUMNS)
-    if frame.empty:
-        return frame
-    frame = frame.sort_values("started_at").drop_duplicates(KEY, keep="last")
-    return frame.reset_index(drop=True)
+            label = intern(point_label(m.point))
+            row = {
+                "workload": intern(m.workload),
+                "workload_hash": intern(m.workload_hash),
+                "point": label,
+                "depth": m.point.get("depth"),
+                "model": m.point.get("model"),
+                "mode": m.point.get("mode"),
+                "batch_size": m.point.get("batch_size"),
+                "variant": m.variant,
+                "framework": intern(m.framework),
+                "device": m.device,
+                "device_name": intern(m.device_name),
+                "precision": m.precision,
+                "status": m.status,
+                "median_s": m.median_s,
+                "ci_lo_s": ci[0],
+                "ci_hi_s": ci[1],
+                "samples_per_s": m.samples_per_s,
+                "params": m.params,
+                "achieved_tflops": m.achieved_tflops,
+                "stable": m.stable,
+                "unit": m.unit,
+            }
+            for name, value in common.items():
+                columns[name].append(value)
+            for name, value in row.items():
+                columns[name].append(value)
+            if m.top_ops:
+                key = (m.workload_hash, m.framework, m.device)
+                known = summary.top_ops.get(key)
+                if known is None or known[0] <= run.started_at:
+                    ops = sorted(m.top_ops, key=lambda op: op.self_s, reverse=True)[:TOP_OPS_PER_MEASUREMENT]
+                    summary.top_ops[key] = (
+                        run.started_at,
+                        {
+                            "workload": m.workload,
+                            "point": label,
+                            "variant": m.variant,
+                            "framework": m.framework,
+                            "device": m.device,
+                            "device_name": m.device_name,
+                            "ops": [(op.name, op.self_s, op.calls) for op in ops],
+                        },
+                    )
+
+    def _summary(self, result: ResultFile) -> MachineSummary:
+        machine, run = result.machine, result.run
+        summary = self.machines.get(machine.id)
+        if summary is None or summary.started_at < run.started_at:
+            fresh = MachineSummary(machine, result.software, list(result.sync_selftests), run.started_at)
+            if summary is not None:
+                fresh.runs, fresh.top_ops = summary.runs, summary.top_ops
+            summary = self.machines[machine.id] = fresh
+        summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements)))
+        return summary
+
+    def frame(self) -> pd.DataFrame:
+        """One row per measurement; where a machine ran the same measurement more than once, the newest run."""
+        frame = pd.DataFrame(self._columns, columns=COLUMNS)
+        if frame.empty:
+            return frame
+        for name in ("median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"):
+            frame[name] = pd.to_numeric(frame[name], errors="coerce")
+        frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
+        frame = frame.sort_values("started_at", kind="stable").drop_duplicates(KEY, keep="last")
+        for name in CATEGORIES:
+            frame[name] = frame[name].astype("category")
+        return frame.reset_index(drop=True)
+
+
+def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFrame:
+    collector = Collector()
+    for path, result in results:
+        collector.add(path, result)
+    return collector.frame()
+
+
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Categoricals back to plain columns: merges and group-bys on them then behave like ordinary text."""
+    return frame.astype({c: "object" for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
 
 
 def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     """Accelerator rows joined with the same machine's CPU row: speedup = CPU time / accelerator time."""
-    ok = frame[(frame["status"] == "ok") & frame["median_s"].notna()]
-    cpu = ok[ok["device"] == "cpu"][["machine_id", "workload_hash", "framework", "median_s"]]
+    ok = _plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
+    cpu = ok[ok["device"] == "cpu"][["machine_id", "workload_hash", "framework", "median_s", "device_name"]]
     accel = ok[ok["device"] != "cpu"]
-    joined = accel.merge(cpu, on=["machine_id", "workload_hash", "framework"], suffixes=("", "_cpu"))
+    joined = accel.merge(
+        cpu.rename(columns={"device_name": "cpu_device_name"}),
+        on=["machine_id", "workload_hash", "framework"],
+        suffixes=("", "_cpu"),
+    )
     joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
     return joined.reset_index(drop=True)
 
 
-def _break_even(params: list[float], ratio: list[float]) -> float | None:
-    """Parameters where CPU time / GPU time first crosses 1, interpolated in log-log between sweep points."""
-    for (p0, r0), (p1, r1) in itertools.pairwise(zip(params, ratio, strict=True)):
+def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Across machines: per workload point, variant, framework and accelerator model, the median speedup."""
+    if table.empty:
+        return table.assign(machines=[], lo=[], hi=[])
+    keys = ["workload", "point", "variant", "framework", "gpu_vendor", "gpu_model"]
+    grouped = table.groupby(keys, sort=False, observed=True)
+    out = grouped.agg(
+        speedup=("speedup", "median"),
+        lo=("speedup", "min"),
+        hi=("speedup", "max"),
+        machines=("machine_id", "nunique"),
+        params=("params", "first"),
+        batch_size=("batch_size", "first"),
+        depth=("depth", "first"),
+    ).reset_index()
+    return out
+
+
+def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per workload and variant: over all machines and points, the median and range of the speedup."""
+    if table.empty:
+        return pd.DataFrame(columns=["workload", "variant", "machines", "median", "lo", "hi", "gpu_wins"])
+    grouped = table.groupby(["workload", "variant"], sort=True, observed=True)
+    return grouped.agg(
+        machines=("machine_id", "nunique"),
+        median=("speedup", "median"),
+        lo=("speedup", "min"),
+        hi=("speedup", "max"),
+        gpu_wins=("speedup", lambda s: float((s > 1).mean())),
+    ).reset_index()
+
+
+def _break_even(xs: list[float], ratio: list[float]) -> float | None:
+    """Where CPU time / accelerator time first crosses 1, interpolated in log-log between sweep points."""
+    for (x0, r0), (x1, r1) in itertools.pairwise(zip(xs, ratio, strict=True)):
         if r0 < 1 <= r1:
-            lp0, lp1, lr0, lr1 = math.log(p0), math.log(p1), math.log(r0), math.log(r1)
-            return math.exp(lp0 - lr0 * (lp1 - lp0) / (lr1 - lr0))
+            lx0, lx1, lr0, lr1 = math.log(x0), math.log(x1), math.log(r0), math.log(r1)
+            return math.exp(lx0 - lr0 * (lx1 - lx0) / (lr1 - lr0))
     return None
 
 
+def _verdict(xs: list[float], ratio: list[float]) -> tuple[str, float | None]:
+    if all(r >= 1 for r in ratio):
+        return "accelerator always faster", None
+    if all(r < 1 for r in ratio):
+        return "CPU always faster", None
+    at = _break_even(xs, ratio)
+    return ("crossover" if at is not None else "mixed"), at
+
+
+CROSSOVER_COLUMNS = ["machine_id", "variant", "framework", "device", "gpu_model", "verdict", "break_even_params"]
+
+
 def crossovers(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
-    """Per machine, variant, framework and accelerator: where the accelerator starts to beat the CPU."""
+    """Per machine, variant, framework and accelerator: the parameter count where the accelerator wins."""
     table = speedups(frame)
     table = table[table["workload"] == workload]
     rows = []
@@ -135,14 +283,7 @@ def crossovers(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFra
         ["machine_id", "variant", "framework", "device"], sort=True
     ):
         group = group.sort_values("params")
-        params, ratio = group["params"].astype(float).tolist(), group["speedup"].tolist()
-        if all(r >= 1 for r in ratio):
-            verdict, at = "accelerator always faster", None
-        elif all(r < 1 for r in ratio):
-            verdict, at = "CPU always faster", None
-        else:
-            at = _break_even(params, ratio)
-            verdict = "crossover" if at is not None else "mixed"
+        verdict, at = _verdict(group["params"].astype(float).tolist(), group["speedup"].tolist())
         rows.append(
             {
                 "machine_id": machine,
@@ -154,6 +295,83 @@ def crossovers(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFra
                 "break_even_params": at,
             }
         )
-    return pd.DataFrame(
-        rows, columns=["machine_id", "variant", "framework", "device", "gpu_model", "verdict", "break_even_params"]
-    )
+    return pd.DataFrame(rows, columns=CROSSOVER_COLUMNS)
+
+
+BATCH_COLUMNS = [
+    "machine_id",
+    "model",
+    "mode",
+    "variant",
+    "framework",
+    "device",
+    "gpu_model",
+    "verdict",
+    "break_even_batch",
+]
+
+
+def batch_crossovers(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per machine, model, mode and variant of a batch-size sweep: the batch size where the accelerator wins."""
+    table = speedups(frame)
+    table = table[table["batch_size"].notna()]
+    rows = []
+    keys = ["machine_id", "model", "mode", "variant", "framework", "device"]
+    for values, group in table.groupby(keys, sort=True):
+        group = group.sort_values("batch_size")
+        if len(group) < 2:
+            continue
+        verdict, at = _verdict(group["batch_size"].astype(float).tolist(), group["speedup"].tolist())
+        rows.append(
+            {
+                **dict(zip(keys, values, strict=True)),
+                "gpu_model": group["gpu_model"].iloc[0],
+                "verdict": verdict,
+                "break_even_batch": at,
+            }
+        )
+    return pd.DataFrame(rows, columns=BATCH_COLUMNS)
+
+
+def loop_effect(table: pd.DataFrame) -> pd.DataFrame:
+    """As-written against tuned, per machine, workload point, framework and accelerator: each variant's
+    speedup over the CPU, and whether the verdict (CPU or accelerator) changes with the loop."""
+    if table.empty:
+        return pd.DataFrame(
+            columns=[
+                "machine_id",
+                "gpu_model",
+                "workload",
+                "point",
+                "framework",
+                "device",
+                "as_written",
+                "tuned",
+                "flips",
+                "gpu_gain",
+                "cpu_gain",
+            ]
+        )
+    keys = ["machine_id", "gpu_model", "workload", "point", "framework", "device"]
+    cols = [*keys, "speedup", "median_s", "median_s_cpu"]
+    written = table[table["variant"] == "as-written"][cols]
+    tuned = table[table["variant"] == "tuned"][cols]
+    both = written.merge(tuned, on=keys, suffixes=("_written", "_tuned"))
+    both = both.rename(columns={"speedup_written": "as_written", "speedup_tuned": "tuned"})
+    both["flips"] = (both["as_written"] >= 1) != (both["tuned"] >= 1)
+    both["gpu_gain"] = both["median_s_written"] / both["median_s_tuned"]
+    both["cpu_gain"] = both["median_s_cpu_written"] / both["median_s_cpu_tuned"]
+    return both[[*keys, "as_written", "tuned", "flips", "gpu_gain", "cpu_gain"]].reset_index(drop=True)
+
+
+def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.DataFrame:
+    """Each framework's time over the baseline framework's on the same machine and device for the same
+    workload_hash (the hash leaves the framework out, so it names the same model, data and loop): >1 means
+    the baseline is faster."""
+    ok = _plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
+    keys = ["machine_id", "device", "workload_hash"]
+    base = ok[ok["framework"] == baseline][[*keys, "median_s"]]
+    other = ok[ok["framework"] != baseline]
+    both = other.merge(base, on=keys, suffixes=("", "_base"))
+    both["ratio"] = both["median_s"] / both["median_s_base"]
+    return both.reset_index(drop=True)

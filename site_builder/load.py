@@ -1,12 +1,17 @@
-"""Load every contributed result file: untrusted input, read safely, validated, bad files reported and left out."""
+"""Load every contributed result file: untrusted input, read safely, validated, bad files reported and left out.
+
+Files stream one at a time through runner.storage (size limit, LibYAML's safe loader, the schema, the path
+rule) into an aggregate.Collector, so memory holds the tidy measurement columns, never ten thousand parsed
+files.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.schema import ResultFile
-from runner.storage import Problem, load_all
+from runner.storage import Problem, iter_all
+from site_builder.aggregate import Collector
 
 
 class StrictBuildError(Exception):
@@ -19,7 +24,8 @@ class StrictBuildError(Exception):
 
 @dataclass
 class Loaded:
-    results: list[tuple[Path, ResultFile]] = field(default_factory=list)
+    collector: Collector = field(default_factory=Collector)
+    accepted: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -28,12 +34,13 @@ class Loaded:
 
 
 def load_results(root: Path, strict: bool = False) -> Loaded:
-    """Every result file under root, validated; bad files are listed in problems and left out."""
+    """Every result file under root, validated and collected; bad files are listed in problems and left out."""
     loaded = Loaded()
-    for path, result, problems in load_all([root]):
+    for path, result, problems in iter_all([root]) if root.exists() else ():
         loaded.problems.extend(problems)
         if result is not None and not any(p.severity == "error" for p in problems):
-            loaded.results.append((path, result))
+            loaded.collector.add(path, result)
+            loaded.accepted.append(path)
     if strict and loaded.problems:
         raise StrictBuildError(loaded.problems)
     return loaded

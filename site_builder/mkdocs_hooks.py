@@ -2,6 +2,10 @@
 
 `mkdocs build`, `mkdocs serve` and `benchsite site build` all go through here. BENCHSITE_RESULTS points at
 another results folder; BENCHSITE_STRICT=1 fails the build on a bad result file instead of leaving it out.
+
+on_config loads the results (the navigation depends on them: a Frameworks page exists only once a second
+framework has results, one leaderboard per measured workload); on_files renders the pages, the CSV
+downloads, the PNG and SVG export of every chart, the JSON Schema and the site's own copy of Vega.
 """
 
 from __future__ import annotations
@@ -15,25 +19,73 @@ from mkdocs.structure.files import File, Files
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
 
+# The hand-written pages, in navigation order, around the generated ones.
+GUIDE = [
+    {"Contribute": "contributing.md"},
+    {"FAQ": "faq.md"},
+    {
+        "Reference": [
+            {"Methodology": "methodology.md"},
+            {"The suite": "suite.md"},
+            {"Running benchsite": "running.md"},
+            {"Command line": "cli.md"},
+            {"Result format": "results-format.md"},
+            {"Result schema": "schema.md"},
+        ]
+    },
+    {"About": "about.md"},
+]
 
-def on_files(files: Files, config: Any) -> Files:
-    from site_builder import aggregate
+_state: dict[str, Any] = {}
+
+
+def _navigation(pages: list[Any]) -> list[Any]:
+    nav: list[Any] = []
+    sections: dict[str, list[Any]] = {}
+    for page in pages:
+        if not page.in_nav or page.section == "Reference":
+            continue
+        if page.section:
+            if page.section not in sections:
+                sections[page.section] = []
+                nav.append({page.section: sections[page.section]})
+            sections[page.section].append({page.title: page.path})
+        else:
+            nav.append({page.title: page.path})
+    return nav + GUIDE
+
+
+def on_config(config: Any) -> Any:
     from site_builder.load import load_results
-    from site_builder.pages import Data, csv_files, registry
+    from site_builder.pages import Site, registry
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
     loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1")
     for problem in loaded.problems:
         log.info("benchsite: left out %s", problem)
-    frame = aggregate.measurements_frame(loaded.results)
-    data = Data(frame=frame, speedups=aggregate.speedups(frame) if not frame.empty else frame, rejected=loaded.rejected)
-    for page in registry(data):
-        files.append(File.generated(config, page.path, content=page.render(data)))
-    for path, csv in csv_files(data).items():
-        files.append(File.generated(config, path, content=csv))
+    site = Site.from_collector(loaded.collector, loaded.rejected)
+    pages = registry(site)
+    _state.update(site=site, pages=pages)
+    config["nav"] = _navigation(pages)
+    return config
+
+
+def on_files(files: Files, config: Any) -> Files:
     import vl_convert
 
+    from site_builder.pages import csv_files
+    from site_builder.reference import schema_json
+
+    site, pages = _state["site"], _state["pages"]
+    for page in pages:
+        files.append(File.generated(config, page.path, content=page.render(site)))
+    for path, csv in csv_files(site).items():
+        files.append(File.generated(config, path, content=csv))
+    for name, spec in site.exports.items():
+        files.append(File.generated(config, f"charts/{name}.svg", content=vl_convert.vegalite_to_svg(spec)))
+        files.append(File.generated(config, f"charts/{name}.png", content=vl_convert.vegalite_to_png(spec, scale=2)))
+    files.append(File.generated(config, "schema.json", content=schema_json()))
     # vl-convert's type stub marks the optional snippet as required; the default bundle sets window.vegaEmbed.
     bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
     files.append(File.generated(config, "assets/vega-bundle.js", content=bundle))

@@ -1,134 +1,603 @@
-"""Pages: frames in, Markdown out. A registry of (path, title, render); every file-sourced string escaped."""
+"""Pages: frames in, Markdown out. A registry of (path, title, render); every file-sourced string escaped.
+
+Every render function takes the Site (the data plus a record of the charts drawn) and returns Markdown. A
+string that came from a result file goes through `esc` before it reaches a page, and into a chart only as a
+data value. Pages stay bounded however many files there are: charts summarise across machines, and long
+leaderboards show the fastest entries with the full table in the CSV.
+"""
 
 from __future__ import annotations
 
 import html
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import altair as alt
 import pandas as pd
 
 from site_builder import aggregate, charts
+from site_builder.aggregate import MachineSummary
 from site_builder.escape import text as esc
 
+LEADERBOARD_ROWS_PER_GROUP = 25
+LATEST_CONTRIBUTIONS = 10
+WORKLOAD_TITLES = {
+    "tabular-mlp": "seed 000: MLP on tabular data",
+    "depth-sweep": "seed 001: MLP depth sweep",
+    "cifar-lenet": "seed 002: LeNet on CIFAR-10",
+    "transformer": "seed 003: transformers",
+    "mnist-cnn": "seed 004: MNIST convnet",
+}
+FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
 
-@dataclass(frozen=True)
-class Data:
+
+@dataclass
+class Site:
+    """The data every page draws on, and the charts drawn so far (exported as PNG and SVG)."""
+
     frame: pd.DataFrame
     speedups: pd.DataFrame
-    rejected: list[str]
+    machines: dict[str, MachineSummary] = field(default_factory=dict)
+    rejected: list[str] = field(default_factory=list)
+    files: int = 0
+    exports: dict[str, dict[str, Any]] = field(default_factory=dict)
+    _by_machine: dict[str, pd.DataFrame] | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
+        frame = collector.frame()
+        table = aggregate.speedups(frame) if not frame.empty else pd.DataFrame()
+        return cls(frame, table, collector.machines, rejected, collector.files)
+
+    @property
+    def frameworks(self) -> list[str]:
+        return sorted(self.frame["framework"].unique()) if not self.frame.empty else []
+
+    @property
+    def workloads(self) -> list[str]:
+        return sorted(self.frame["workload"].unique()) if not self.frame.empty else []
+
+    def machine_rows(self, machine_id: str) -> pd.DataFrame:
+        """One machine's measurements with their speedups; the frame is split by machine once, not per page."""
+        if self._by_machine is None:
+            rows = aggregate._plain(self.frame)
+            if not self.speedups.empty:
+                speed = self.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
+                rows = rows.merge(speed, on=["machine_id", "workload_hash", "framework", "device"], how="left")
+            else:
+                rows = rows.assign(speedup=float("nan"))
+            self._by_machine = {str(key): group for key, group in rows.groupby("machine_id", sort=False)}
+        return self._by_machine.get(machine_id, pd.DataFrame(columns=[*self.frame.columns, "speedup"]))
+
+    def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> str:
+        """A placeholder that site JavaScript fills with vega-embed (the spec travels escaped in an
+        attribute), and links to the PNG and SVG exports of the same chart."""
+        spec = chart.to_dict()
+        self.exports[name] = spec
+        payload = html.escape(json.dumps(spec, separators=(",", ":")), quote=True)
+        return (
+            f'<div class="benchsite-chart" id="chart-{name}" data-spec="{payload}"></div>\n\n'
+            f"Download this chart: [PNG]({prefix}charts/{name}.png) · [SVG]({prefix}charts/{name}.svg)\n"
+        )
 
 
 @dataclass(frozen=True)
 class Page:
     path: str
     title: str
-    render: Callable[[Data], str]
+    render: Callable[[Site], str]
+    in_nav: bool = True
+    section: str | None = None
 
 
-def chart_html(chart: alt.Chart | alt.LayerChart) -> str:
-    """A placeholder that site JavaScript fills with vega-embed; the spec travels in an escaped attribute."""
-    spec = json.dumps(chart.to_dict(), separators=(",", ":"))
-    return f'<div class="benchsite-chart" data-spec="{html.escape(spec, quote=True)}"></div>'
+# --- formatting --------------------------------------------------------------------------------------------
 
 
 def _seconds(value: float | None) -> str:
     if value is None or pd.isna(value):
         return "-"
-    return f"{value:.3g} s" if value >= 1 else f"{value * 1e3:.3g} ms"
+    if value >= 1:
+        return f"{value:.3g} s"
+    if value >= 1e-3:
+        return f"{value * 1e3:.3g} ms"
+    return f"{value * 1e6:.3g} µs"
 
 
-def _ci(row: object) -> str:
+def _ci(row: Any) -> str:
     lo, hi = getattr(row, "ci_lo_s", None), getattr(row, "ci_hi_s", None)
     return f"{_seconds(lo)} .. {_seconds(hi)}" if lo is not None and pd.notna(lo) else "-"
 
 
-def home(data: Data) -> str:
-    frame = data.frame
-    machines = frame["machine_id"].nunique() if not frame.empty else 0
-    runs = frame["run_id"].nunique() if not frame.empty else 0
+def _x(value: float | None) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:.2f}x"
+
+
+def _count(value: float | None) -> str:
+    return "-" if value is None or pd.isna(value) else f"{value:,.0f}"
+
+
+def _framework(name: str) -> str:
+    return esc(FRAMEWORK_NAMES.get(name, name))
+
+
+def _machine_link(machine_id: str, prefix: str = "") -> str:
+    return f"[{esc(machine_id)}]({prefix}machines/{machine_id}.md)"
+
+
+def _accelerator(model: str) -> str:
+    return esc(model) if model else "none"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+
+
+def _empty(title: str, what: str) -> str:
+    return f"# {title}\n\nNo {what} yet. [Run benchsite](running.md) on your machine and contribute the file.\n"
+
+
+# --- pages -------------------------------------------------------------------------------------------------
+
+
+def home(site: Site) -> str:
+    frame = site.frame
+    machines = len(site.machines)
+    accelerated = sum(1 for s in site.machines.values() if s.machine.accelerators)
+    runs = sum(len(s.runs) for s in site.machines.values())
     lines = [
+        "---",
+        "hide:",
+        "  - toc",
+        "---",
+        "",
         "# benchsite",
         "",
-        "**For this model, on this hardware, should I train on the CPU or the GPU?** Each point is one "
-        "workload on one machine: its accelerator's speedup over the same machine's CPU (log scale; left of "
-        "the dashed line the CPU wins).",
+        "**For this model, on this hardware, should I train on the CPU or the GPU, and with which framework?** "
+        "Every number here comes from a real `benchsite run` on the machine it names: the suite rebuilds five "
+        "published CPU-against-GPU experiments and times each one the way its author wrote it (*as-written*) "
+        "and the way an expert would (*tuned*).",
         "",
-        f"{machines} machines, {runs} runs, {len(frame)} measurements.",
+        f"**{machines}** machines ({accelerated} with an accelerator), **{runs}** runs, **{len(frame):,}** "
+        "measurements.",
         "",
     ]
-    if not data.speedups.empty:
-        lines += [chart_html(charts.speedup_chart(data.speedups)), ""]
-    if not frame.empty:
-        boards = ", ".join(f"[{esc(w)}](leaderboards/{w}.md)" for w in sorted(frame["workload"].unique()))
-        lines += [f"**Leaderboards:** {boards}. **[Crossover](crossover.md)**: where the GPU starts to win.", ""]
-        latest = frame.sort_values("started_at").drop_duplicates("run_id", keep="last").tail(10).iloc[::-1]
+    if frame.empty:
+        return "\n".join([*lines, "No results yet. [Run benchsite](running.md) and contribute the file."]) + "\n"
+    if not site.speedups.empty:
+        summary = aggregate.workload_summary(site.speedups)
         lines += [
-            "## Latest contributions",
+            "## The answer at a glance",
             "",
-            "| machine | CPU | accelerator | profile | date |",
-            "|---|---|---|---|---|",
+            "Accelerator over the same machine's CPU (CPU time / accelerator time), median over every machine "
+            "and workload size, with the range: above 1x the accelerator wins. *As-written* is the seed's own "
+            "training loop, *tuned* the best loop for the device.",
+            "",
         ]
-        for row in latest.itertuples():
-            lines.append(
-                f"| [{esc(row.machine_id)}](machines/{row.machine_id}.md) | {esc(row.cpu_model)} | "
-                f"{esc(row.gpu_model or '-')} | {esc(row.profile)} | {row.started_at:%Y-%m-%d} |"
-            )
-    if data.rejected:
-        lines += ["", f"{len(data.rejected)} contributed file(s) failed validation and are not shown."]
+        rows = []
+        for workload, group in summary.groupby("workload", sort=True, observed=True):
+            by_loop = {str(r.variant): r for r in group.itertuples()}
+            cells = [
+                f"[{esc(workload)}](leaderboards/{workload}.md)",
+                esc(WORKLOAD_TITLES.get(str(workload), "")),
+                str(group["machines"].max()),
+            ]
+            for variant in ("as-written", "tuned"):
+                r = by_loop.get(variant)
+                cells.append(
+                    f"**{_x(r.median)}** ({_x(r.lo)} .. {_x(r.hi)}; accelerator faster in {r.gpu_wins:.0%})"
+                    if r is not None
+                    else "-"
+                )
+            rows.append(cells)
+        lines += _table(["workload", "experiment", "machines", "as-written loop", "tuned loop"], rows)
+        lines += [
+            "",
+            "Each point: the median speedup over machines with that accelerator, per workload size; hover for "
+            "the range and the number of machines, click a legend entry to pick one accelerator out. Left of "
+            "the dashed line the CPU wins.",
+            "",
+            site.chart("speedups-overview", charts.speedup_overview(aggregate.speedup_summary(site.speedups))),
+        ]
+    lines += [
+        "See also: [speedups by vendor and machine](speedups.md) · [crossover](crossover.md) (where the GPU "
+        "starts to win) · [as-written against tuned](loops.md) · [all machines](machines.md)"
+        + (" · [frameworks](frameworks.md)" if len(site.frameworks) > 1 else ""),
+        "",
+        "## Latest contributions",
+        "",
+    ]
+    latest = sorted(site.machines.items(), key=lambda kv: kv[1].started_at, reverse=True)[:LATEST_CONTRIBUTIONS]
+    rows = [
+        [
+            _machine_link(mid),
+            esc(s.machine.cpu.model),
+            _accelerator(s.machine.accelerators[0].model if s.machine.accelerators else ""),
+            esc(s.runs[-1][1] if s.runs else "-"),
+            f"{s.started_at:%Y-%m-%d}",
+        ]
+        for mid, s in latest
+    ]
+    lines += _table(["machine", "CPU", "accelerator", "profile", "date"], rows)
+    if site.rejected:
+        lines += ["", f"{len(site.rejected)} contributed file(s) failed validation and are not shown."]
     return "\n".join(lines) + "\n"
 
 
-def crossover(data: Data) -> str:
+def speedups_page(site: Site) -> str:
+    title = "Speedups by vendor and by machine"
+    if site.speedups.empty:
+        return _empty(title, "accelerator results")
+    summary = aggregate.speedup_summary(site.speedups)
+    lines = [
+        f"# {title}",
+        "",
+        "How much faster each accelerator trains each workload than the CPU in the same machine (CPU time / "
+        "accelerator time, log scale; the dashed line is 1x). A speedup belongs to a machine, not to a GPU: "
+        "a fast CPU beside the same GPU makes the ratio smaller.",
+        "",
+        "## By vendor",
+        "",
+        site.chart("speedups-by-vendor", charts.vendor_chart(summary)),
+        "",
+    ]
+    by_vendor = summary.groupby(["gpu_vendor", "gpu_model", "variant"], observed=True).agg(
+        machines=("machines", "max"), median=("speedup", "median"), lo=("lo", "min"), hi=("hi", "max")
+    )
+    rows = [
+        [esc(vendor), esc(model), esc(variant), str(r.machines), _x(r.median), f"{_x(r.lo)} .. {_x(r.hi)}"]
+        for (vendor, model, variant), r in zip(by_vendor.index, by_vendor.itertuples(), strict=True)
+    ]
+    lines += _table(["vendor", "accelerator", "loop", "machines", "median speedup", "range"], rows)
+    newest = sorted(site.machines, key=lambda m: site.machines[m].started_at, reverse=True)
+    shown = [m for m in newest if m in set(site.speedups["machine_id"])][: charts.HEATMAP_MACHINES]
+    lines += [
+        "",
+        "## By machine",
+        "",
+        f"Every workload size on the {len(shown)} most recently contributed machines with an accelerator "
+        "(orange: the accelerator wins; blue: the CPU wins). Each machine's page has the numbers.",
+        "",
+        site.chart("speedups-by-machine", charts.machine_heatmap(site.speedups, shown)),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def crossover(site: Site) -> str:
+    frame = site.frame
     lines = [
         "# Crossover: where the GPU starts to win",
         "",
-        "The depth sweep (seed 001): seconds per epoch against parameters, log-log, per machine and device.",
+        "## Model size: the depth sweep",
+        "",
+        "Seed 001 trained MLPs of growing depth on the CPU and the GPU and found the GPU slower below about "
+        "700,000 parameters. Here: seconds per epoch against parameters, log-log, per machine and device; "
+        "the table gives the break-even point, interpolated in log-log between the two sweep points where "
+        "the ratio crosses 1.",
         "",
     ]
-    frame = data.frame
-    if frame.empty or (frame["workload"] == "depth-sweep").sum() == 0:
-        return "\n".join([*lines, "No depth-sweep results yet."]) + "\n"
+    if frame.empty or not (frame["workload"] == "depth-sweep").any():
+        lines += ["No depth-sweep results yet.", ""]
+    else:
+        lines += [site.chart("crossover-depth", charts.crossover_chart(frame)), ""]
+        rows = [
+            [
+                _machine_link(r.machine_id),
+                _accelerator(r.gpu_model),
+                esc(r.variant),
+                _framework(r.framework),
+                esc(r.verdict),
+                _count(r.break_even_params),
+            ]
+            for r in aggregate.crossovers(frame).itertuples()
+        ]
+        lines += _table(["machine", "accelerator", "loop", "framework", "verdict", "break-even (parameters)"], rows)
     lines += [
-        chart_html(charts.crossover_chart(frame)),
         "",
-        "| machine | accelerator | variant | verdict | break-even (parameters) |",
-        "|---|---|---|---|---|",
+        "## Batch size: the transformer sweeps",
+        "",
+        "A small batch leaves a big GPU idle between kernel launches; speedup over the CPU against batch size "
+        "per model and mode.",
+        "",
     ]
-    for row in aggregate.crossovers(frame).itertuples():
-        at = "-" if row.break_even_params is None or pd.isna(row.break_even_params) else f"{row.break_even_params:,.0f}"
-        lines.append(
-            f"| [{esc(row.machine_id)}](machines/{row.machine_id}.md) | {esc(row.gpu_model)} | "
-            f"{esc(row.variant)} | {esc(row.verdict)} | {at} |"
-        )
+    batches = aggregate.batch_crossovers(frame) if not frame.empty else pd.DataFrame()
+    if batches.empty:
+        lines.append("No batch-size sweeps with both a CPU and an accelerator yet.")
+    else:
+        table = site.speedups[site.speedups["batch_size"].notna()]
+        for variant in sorted(table["variant"].unique()):
+            lines += [
+                f"### {esc(variant)}",
+                "",
+                site.chart(f"crossover-batch-{variant}", charts.batch_chart(table, variant)),
+                "",
+            ]
+        rows = [
+            [
+                _machine_link(r.machine_id),
+                _accelerator(r.gpu_model),
+                esc(r.model),
+                esc(r.mode),
+                esc(r.variant),
+                esc(r.verdict),
+                _count(r.break_even_batch),
+            ]
+            for r in batches.itertuples()
+        ]
+        lines += _table(["machine", "accelerator", "model", "mode", "loop", "verdict", "break-even batch"], rows)
     return "\n".join(lines) + "\n"
 
 
-def machine_page(machine_id: str) -> Callable[[Data], str]:
-    def render(data: Data) -> str:
-        rows = data.frame[data.frame["machine_id"] == machine_id].sort_values(
-            ["workload", "point", "variant", "device"]
+def loops_page(site: Site) -> str:
+    title = "As-written against tuned"
+    effect = aggregate.loop_effect(site.speedups)
+    if effect.empty:
+        return _empty(title, "workloads with both loops on a CPU and an accelerator")
+    flips = effect[effect["flips"]]
+    lines = [
+        f"# {title}",
+        "",
+        "How much of the CPU-or-GPU verdict comes from the training loop rather than the hardware. The "
+        "*as-written* loop is the seed's own code (a DataLoader with workers, a `.item()` per batch, one "
+        "kernel launch per layer); the *tuned* loop keeps the data on the device, fuses the optimiser and, "
+        "on CUDA, replays whole epochs from one CUDA graph. Each point is one workload size on one machine: "
+        "its speedup over the CPU with each loop. Points in the top-left quadrant are where tuning turns a "
+        "CPU win into a GPU win.",
+        "",
+        site.chart("loops-verdict", charts.loop_chart(effect)),
+        "",
+        f"**The verdict flips with the loop in {len(flips)} of {len(effect)} comparisons.**",
+        "",
+        "Tuning speeds up both sides: *accelerator gain* and *CPU gain* are as-written time over tuned time "
+        "on each device.",
+        "",
+        site.chart("loops-gain", charts.gain_chart(effect)),
+        "",
+    ]
+    ordered = effect.sort_values(["flips", "workload", "point"], ascending=[False, True, True])
+    rows = [
+        [
+            _machine_link(r.machine_id),
+            _accelerator(r.gpu_model),
+            esc(r.workload),
+            esc(r.point or "-"),
+            _framework(r.framework),
+            _x(r.as_written),
+            _x(r.tuned),
+            "**yes**" if r.flips else "no",
+            _x(r.gpu_gain),
+            _x(r.cpu_gain),
+        ]
+        for r in ordered.itertuples()
+    ]
+    lines += _table(
+        [
+            "machine",
+            "accelerator",
+            "workload",
+            "point",
+            "framework",
+            "speedup as-written",
+            "speedup tuned",
+            "verdict flips",
+            "accelerator gain",
+            "CPU gain",
+        ],
+        rows,
+    )
+    return "\n".join(lines) + "\n"
+
+
+def frameworks_page(site: Site) -> str:
+    table = aggregate.framework_comparison(site.frame)
+    lines = [
+        "# Frameworks",
+        "",
+        "The same workload (same model, data and loop: equal `workload_hash`) in each framework on the same "
+        "machine and device: time over PyTorch's time (below 1x the framework is faster than PyTorch).",
+        "",
+    ]
+    if table.empty:
+        return "\n".join([*lines, "No workload has been measured in two frameworks on one machine yet."]) + "\n"
+    lines += [site.chart("frameworks", charts.framework_chart(table)), ""]
+    rows = [
+        [
+            _machine_link(r.machine_id),
+            esc(r.workload),
+            esc(r.point or "-"),
+            esc(r.variant),
+            f"{esc(r.device_name)} ({esc(r.device)})",
+            _framework(r.framework),
+            _seconds(r.median_s),
+            _seconds(r.median_s_base),
+            _x(r.ratio),
+        ]
+        for r in table.sort_values(["workload", "point", "variant", "device"]).itertuples()
+    ]
+    lines += _table(["machine", "workload", "point", "loop", "device", "framework", "median", "PyTorch", "ratio"], rows)
+    return "\n".join(lines) + "\n"
+
+
+def machines_index(site: Site) -> str:
+    lines = [
+        "# Machines",
+        "",
+        "Every machine that contributed a result, newest first. A machine id is a hash of the hardware alone "
+        "(CPU model, cores, accelerators): the same machine keeps its id across driver and OS upgrades.",
+        "",
+    ]
+    counts = site.frame.groupby("machine_id", observed=True).size() if not site.frame.empty else pd.Series()
+    rows = []
+    for mid, s in sorted(site.machines.items(), key=lambda kv: kv[1].started_at, reverse=True):
+        m = s.machine
+        gpu = m.accelerators[0] if m.accelerators else None
+        rows.append(
+            [
+                _machine_link(mid),
+                esc(m.cpu.model),
+                str(m.cpu.logical_cpus),
+                f"{esc(gpu.model)}{f' x{gpu.count}' if gpu.count > 1 else ''}" if gpu else "none",
+                esc(m.system_type),
+                str(len(s.runs)),
+                str(int(counts.get(mid, 0))),
+                f"{s.started_at:%Y-%m-%d}",
+            ]
         )
-        first = rows.iloc[0]
+    lines += _table(["machine", "CPU", "threads", "accelerator", "type", "runs", "measurements", "latest"], rows)
+    return "\n".join(lines) + "\n"
+
+
+def machine_page(machine_id: str) -> Callable[[Site], str]:
+    def render(site: Site) -> str:
+        s = site.machines[machine_id]
+        m, sw = s.machine, s.software
+        cpu = m.cpu
         lines = [
             f"# Machine {esc(machine_id)}",
             "",
-            f"- CPU: {esc(first.cpu_model)}",
-            f"- accelerator: {esc(first.gpu_model or 'none')}",
-            f"- system type: {esc(first.system_type)}",
+            f"{esc(cpu.model)}" + (f" with {esc(m.accelerators[0].model)}" if m.accelerators else ", no accelerator"),
             "",
-            "| workload | point | variant | framework | device | median | 95% CI | status |",
-            "|---|---|---|---|---|---|---|---|",
+            "## Fingerprint",
+            "",
+            "Hardware as `benchsite run` detected it in the newest run; no host name, user name, serial number or "
+            "MAC address is ever collected.",
+            "",
         ]
-        for row in rows.itertuples():
-            ci = _ci(row)
-            lines.append(
-                f"| {esc(row.workload)} | {esc(row.point or '-')} | {esc(row.variant)} | "
-                f"{esc(row.framework)} | {esc(row.device_name)} ({esc(row.device)}) | "
-                f"{_seconds(row.median_s)} | {ci} | {esc(row.status)} |"
+        facts = [
+            ("CPU", esc(cpu.model)),
+            ("CPU vendor / architecture", f"{esc(cpu.vendor)} / {esc(cpu.arch)}"),
+            ("cores / threads / sockets", f"{cpu.physical_cores or '-'} / {cpu.logical_cpus} / {cpu.sockets or '-'}"),
+            ("max clock", f"{cpu.max_mhz:,.0f} MHz" if cpu.max_mhz else "-"),
+            ("ISA extensions", ", ".join(esc(f) for f in cpu.isa) or "-"),
+            ("memory", f"{m.memory_gib:,.1f} GiB"),
+            ("operating system", esc(" ".join(x for x in (m.os.system, m.os.release, m.os.distro or "") if x))),
+            ("system type", f"{esc(m.system_type)} ({'; '.join(esc(e) for e in m.system_type_evidence) or '-'})"),
+        ]
+        lines += _table(["", ""], [[k, v] for k, v in facts])
+        if m.accelerators:
+            lines += ["", "### Accelerators", ""]
+            lines += _table(
+                ["vendor", "model", "count", "memory", "driver", "CUDA / ROCm", "compute", "found by"],
+                [
+                    [
+                        esc(a.vendor),
+                        esc(a.model),
+                        str(a.count),
+                        f"{a.memory_gib:,.1f} GiB" if a.memory_gib else "-",
+                        esc(a.driver or "-"),
+                        esc(a.cuda_version or a.rocm_version or "-"),
+                        esc(a.compute_capability or a.gfx_target or (f"{a.cores} cores" if a.cores else "-")),
+                        esc(a.source),
+                    ]
+                    for a in m.accelerators
+                ],
             )
+        lines += [
+            "",
+            "### Software",
+            "",
+            f"Python {esc(sw.python)} ({esc(sw.python_implementation)})"
+            + (f", NumPy {esc(sw.numpy)}" if sw.numpy else ""),
+            "",
+        ]
+        lines += _table(
+            ["framework", "version", "devices", "threads", "build"],
+            [
+                [
+                    _framework(f.name),
+                    esc(f.version or "-") if f.available else f"unavailable: {esc(f.reason or '-')}",
+                    ", ".join(esc(d) for d in f.devices) or "-",
+                    ", ".join(f"{esc(k)} {v}" for k, v in f.threads.items()) or "-",
+                    ", ".join(f"{esc(k)}={esc(v)}" for k, v in f.build.items() if v not in (None, False)) or "-",
+                ]
+                for f in sw.frameworks
+            ],
+        )
+        if sw.env:
+            lines += ["", "Environment: " + ", ".join(f"`{esc(k)}={esc(v)}`" for k, v in sw.env.items())]
+        if s.sync_selftests:
+            lines += ["", "### Synchronisation self-test", ""]
+            lines += _table(
+                ["framework", "device", "passed", "enqueue", "synchronised", "device events", "detail"],
+                [
+                    [
+                        _framework(t.framework),
+                        esc(t.device),
+                        "yes" if t.passed else "**no**",
+                        _seconds(t.unsynced_s),
+                        _seconds(t.synced_s),
+                        _seconds(t.reference_s),
+                        esc(t.detail),
+                    ]
+                    for t in s.sync_selftests
+                ],
+            )
+        lines += ["", "## Runs", ""]
+        lines += _table(
+            ["date", "profile", "command", "measurements"],
+            [[f"{d:%Y-%m-%d %H:%M} UTC", esc(p), esc(c), str(n)] for d, p, c, n in sorted(s.runs, reverse=True)],
+        )
+        rows = site.machine_rows(machine_id)
+        lines += [
+            "",
+            "## Results",
+            "",
+            "Every measurement, the newest run's where a measurement was repeated. *Speedup*: the same "
+            "machine's CPU time over this device's time.",
+            "",
+        ]
+        lines += _table(
+            ["workload", "point", "loop", "framework", "device", "median", "95% CI", "samples/s", "speedup", "status"],
+            [
+                [
+                    f"[{esc(r.workload)}](../leaderboards/{r.workload}.md)",
+                    esc(r.point or "-"),
+                    esc(r.variant),
+                    _framework(r.framework),
+                    f"{esc(r.device_name)} ({esc(r.device)})",
+                    _seconds(r.median_s),
+                    _ci(r),
+                    _count(r.samples_per_s),
+                    _x(r.speedup),
+                    esc(r.status),
+                ]
+                for r in rows.sort_values(["workload", "point", "variant", "device"]).itertuples()
+            ],
+        )
+        if s.top_ops:
+            lines += [
+                "",
+                "## Top operators per device",
+                "",
+                "From the framework's profiler during the measured steps: the operators with the most self time "
+                "(device time on an accelerator).",
+                "",
+            ]
+            entries = sorted(
+                (row for _, row in s.top_ops.values()),
+                key=lambda r: (r["device"], r["workload"], r["point"], r["variant"]),
+            )
+            for device in sorted({r["device"] for r in entries}):
+                lines += [f"### {esc(device)}", ""]
+                table_rows = []
+                for r in (e for e in entries if e["device"] == device):
+                    for name, self_s, calls in r["ops"]:
+                        table_rows.append(
+                            [
+                                esc(r["workload"]),
+                                esc(r["point"] or "-"),
+                                esc(r["variant"]),
+                                _framework(r["framework"]),
+                                f"`{esc(name)}`",
+                                _seconds(self_s),
+                                str(calls),
+                            ]
+                        )
+                lines += _table(
+                    ["workload", "point", "loop", "framework", "operator", "self time", "calls"], table_rows
+                )
+                lines.append("")
         return "\n".join(lines) + "\n"
 
     return render
@@ -152,50 +621,74 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
-def leaderboard_frame(data: Data, workload: str) -> pd.DataFrame:
+def leaderboard_frame(site: Site, workload: str) -> pd.DataFrame:
     """Every ok measurement of the workload, with the speedup over the same machine's CPU where there is one."""
-    rows = data.frame[(data.frame["workload"] == workload) & (data.frame["status"] == "ok")]
-    if not data.speedups.empty:
-        speed = data.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
+    rows = aggregate._plain(site.frame[(site.frame["workload"] == workload) & (site.frame["status"] == "ok")])
+    if not site.speedups.empty:
+        speed = site.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
         rows = rows.merge(speed, on=["machine_id", "workload_hash", "framework", "device"], how="left")
     else:
         rows = rows.assign(speedup=None)
-    return rows.sort_values(["point", "variant", "median_s"])[LEADERBOARD_COLUMNS]
+    return rows.sort_values(["params", "point", "variant", "median_s"])[LEADERBOARD_COLUMNS]
 
 
-def leaderboard(workload: str) -> Callable[[Data], str]:
-    def render(data: Data) -> str:
-        rows = leaderboard_frame(data, workload)
+def leaderboard(workload: str) -> Callable[[Site], str]:
+    def render(site: Site) -> str:
+        rows = leaderboard_frame(site, workload)
+        shown = rows.groupby(["point", "variant"], sort=False, dropna=False).head(LEADERBOARD_ROWS_PER_GROUP)
         lines = [
             f"# Leaderboard: {esc(workload)}",
             "",
-            f"Fastest first within each point and variant. [Download as CSV]({workload}.csv)",
+            f"{esc(WORKLOAD_TITLES.get(workload, ''))}. Fastest first within each workload size and loop; click a "
+            f"column heading to sort. [Download the full table as CSV]({workload}.csv)",
             "",
-            "| point | variant | machine | CPU | accelerator | framework | device | median | 95% CI | samples/s |"
-            " speedup vs CPU |",
-            "|---|---|---|---|---|---|---|---|---|---|---|",
         ]
-        for row in rows.itertuples():
-            speedup = "-" if row.speedup is None or pd.isna(row.speedup) else f"{row.speedup:.2f}x"
-            ci = _ci(row)
-            lines.append(
-                f"| {esc(row.point or '-')} | {esc(row.variant)} | [{esc(row.machine_id)}](../machines/"
-                f"{row.machine_id}.md) | {esc(row.cpu_model)} | {esc(row.gpu_model or '-')} | {esc(row.framework)} | "
-                f"{esc(row.device_name)} ({esc(row.device)}) | {_seconds(row.median_s)} | {ci} | "
-                f"{row.samples_per_s:,.0f} | {speedup} |"
-            )
+        if len(shown) < len(rows):
+            lines += [
+                f"Showing the {LEADERBOARD_ROWS_PER_GROUP} fastest per size and loop ({len(shown):,} of "
+                f"{len(rows):,}); the CSV has every row.",
+                "",
+            ]
+        lines += _table(
+            [
+                "point",
+                "loop",
+                "machine",
+                "CPU",
+                "accelerator",
+                "framework",
+                "device",
+                "median",
+                "95% CI",
+                "samples/s",
+                "speedup vs CPU",
+            ],
+            [
+                [
+                    esc(r.point or "-"),
+                    esc(r.variant),
+                    _machine_link(r.machine_id, "../"),
+                    esc(r.cpu_model),
+                    _accelerator(r.gpu_model),
+                    _framework(r.framework),
+                    f"{esc(r.device_name)} ({esc(r.device)})",
+                    _seconds(r.median_s),
+                    _ci(r),
+                    _count(r.samples_per_s),
+                    _x(r.speedup),
+                ]
+                for r in shown.itertuples()
+            ],
+        )
         return "\n".join(lines) + "\n"
 
     return render
 
 
-def csv_files(data: Data) -> dict[str, str]:
+def csv_files(site: Site) -> dict[str, str]:
     """path -> CSV text, one per leaderboard (pandas quotes every field that needs it)."""
-    if data.frame.empty:
-        return {}
     return {
-        f"leaderboards/{w}.csv": leaderboard_frame(data, w).map(_inert_cell).to_csv(index=False)
-        for w in sorted(data.frame["workload"].unique())
+        f"leaderboards/{w}.csv": leaderboard_frame(site, w).map(_inert_cell).to_csv(index=False) for w in site.workloads
     }
 
 
@@ -206,10 +699,23 @@ def _inert_cell(value: object) -> object:
     return value
 
 
-def registry(data: Data) -> list[Page]:
-    pages = [Page("index.md", "Home", home), Page("crossover.md", "Crossover", crossover)]
-    for workload in sorted(data.frame["workload"].unique()) if not data.frame.empty else []:
-        pages.append(Page(f"leaderboards/{workload}.md", f"Leaderboard {workload}", leaderboard(workload)))
-    for machine_id in sorted(data.frame["machine_id"].unique()) if not data.frame.empty else []:
-        pages.append(Page(f"machines/{machine_id}.md", f"Machine {machine_id}", machine_page(machine_id)))
+def registry(site: Site) -> list[Page]:
+    """Every generated page, in navigation order; machine pages are reached from the machines index."""
+    from site_builder import reference
+
+    pages = [
+        Page("index.md", "Home", home),
+        Page("speedups.md", "Speedups", speedups_page),
+        Page("crossover.md", "Crossover", crossover),
+        Page("loops.md", "As-written vs tuned", loops_page),
+    ]
+    if len(site.frameworks) > 1:
+        pages.append(Page("frameworks.md", "Frameworks", frameworks_page))
+    pages += [Page(f"leaderboards/{w}.md", w, leaderboard(w), section="Leaderboards") for w in site.workloads]
+    pages.append(Page("machines.md", "Machines", machines_index))
+    pages += [Page(f"machines/{m}.md", f"Machine {m}", machine_page(m), in_nav=False) for m in sorted(site.machines)]
+    pages += [
+        Page("suite.md", "The suite", reference.suite_page, section="Reference"),
+        Page("schema.md", "Result schema", reference.schema_page, section="Reference"),
+    ]
     return pages

@@ -65,3 +65,108 @@ def make_result(measurements=None, machine_id="a23074609b32f305") -> ResultFile:
 @pytest.fixture
 def result() -> ResultFile:
     return make_result()
+
+
+# Hostile text for every free-text field: each would run script or make a link if a page used it raw.
+HOSTILE = [
+    "<script>window.__pwned=1</script>",
+    "<img src=x onerror=window.__pwned=1>",
+    "[click](javascript:window.__pwned=1)",
+    "=HYPERLINK(1)",
+    "**bold** `code` | cell | <b>x</b> &amp;",
+]
+
+
+def hostile_result(machine_id: str = "badc0ffee0ddf00d") -> ResultFile:
+    """A result file with a hostile string in every free-text field the schema accepts one in (found by
+    trying each string field in turn, so a field added later is covered without editing this test)."""
+    from runner.schema import Accelerator, ErrorInfo, FrameworkInfo, SyncSelfTest, TopOp
+
+    measurements = [
+        make_measurement(
+            device="cpu", workload_hash="1" * 16, top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]
+        ),
+        make_measurement(device="cuda", workload_hash="1" * 16, median_s=0.001, ci95_s=(0.001, 0.001), warnings=["w"]),
+        make_measurement(device="cpu", workload_hash="1" * 16, framework="jax", median_s=0.02, ci95_s=(0.02, 0.02)),
+        make_measurement(
+            device="cuda",
+            workload_hash="2" * 16,
+            status="failed",
+            error=ErrorInfo(type="RuntimeError", message="m", traceback="t"),
+            median_s=None,
+            ci95_s=None,
+            samples_s=[],
+            skip_reason=None,
+        ),
+        make_measurement(
+            workload="transformer",
+            workload_hash="3" * 16,
+            point={"model": "m", "mode": "train", "batch_size": 8},
+            device="cpu",
+            unit="step",
+        ),
+    ]
+    base = make_result(measurements, machine_id=machine_id)
+    machine = base.machine.model_copy(
+        update={
+            "accelerators": [
+                Accelerator(
+                    vendor="nvidia",
+                    model="g",
+                    driver="d",
+                    cuda_version="c",
+                    rocm_version="r",
+                    compute_capability="9",
+                    gfx_target="gfx",
+                    source="nvml",
+                )
+            ],
+            "system_type_evidence": ["e"],
+            "os": base.machine.os.model_copy(update={"distro": "d"}),
+        }
+    )
+    software = base.software.model_copy(
+        update={
+            "numpy": "n",
+            "frameworks": [
+                FrameworkInfo(name="torch", version="v", available=True, build={"cuda": "b"}, devices=["cpu"]),
+                FrameworkInfo(name="jax", available=False, reason="r"),
+            ],
+            "env": {"OMP_NUM_THREADS": "e"},
+        }
+    )
+    selftest = SyncSelfTest(framework="torch", device="cuda", passed=True, unsynced_s=1e-3, synced_s=2e-3, detail="d")
+    data = base.model_copy(update={"machine": machine, "software": software, "sync_selftests": [selftest]}).model_dump(
+        mode="json"
+    )
+    counter = iter(range(10**6))
+
+    def poison(node: object, path: tuple) -> None:
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, value in list(items):
+            if isinstance(value, dict | list):
+                poison(value, (*path, key))
+            elif isinstance(value, str):
+                node[key] = HOSTILE[next(counter) % len(HOSTILE)]  # type: ignore[index]
+                try:
+                    ResultFile.model_validate(data)
+                except ValueError:
+                    node[key] = value  # a field with a pattern or a fixed set of values: cannot hold text
+
+    poison(data, ())
+    return ResultFile.model_validate(data)
+
+
+def build_site(results: Path, out: Path, strict: bool = False):
+    """`mkdocs build --strict` of the real site from a results folder, as a user runs it."""
+    import os
+    import subprocess
+
+    env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1" if strict else "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
+        cwd=TESTS.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+    )

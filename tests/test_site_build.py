@@ -1,82 +1,152 @@
-"""The site builds with `mkdocs build --strict` from a results folder, leaves bad files out, and shows hostile
-strings from result files as text."""
+"""The site builds with `mkdocs build --strict` from a results folder, leaves bad files out, generates every
+page, exports every chart, loads nothing from other hosts, and shows hostile strings from result files as
+text."""
 
 from __future__ import annotations
 
-import os
+import csv
+import html
+import json
 import re
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
+import pytest
+
 from runner import storage
-from runner.schema import Accelerator
-from tests.conftest import make_measurement, make_result
+from site_builder.pages import _inert_cell
+from tests.conftest import HOSTILE, build_site, hostile_result, make_measurement, make_result
 
 ROOT = Path(__file__).parent.parent
-HOSTILE = [
-    "<script>alert('xss')</script>",
-    "<img src=x onerror=alert(1)>",
-    "[click](javascript:alert(1))",
-    "=HYPERLINK(1)",
-]
 
 
-def build(results: Path, out: Path, strict: bool = False) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1" if strict else "0"}
-    return subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-
-
-def test_hostile_strings_show_as_text_and_bad_files_are_left_out(tmp_path):
-    results = tmp_path / "results"
-    measurements = [
-        make_measurement(device="cpu", device_name=HOSTILE[0]),
-        make_measurement(device="cuda", device_name=HOSTILE[1], median_s=0.001, ci95_s=(0.001, 0.001)),
-    ]
-    result = make_result(measurements)
-    machine = result.machine.model_copy(
-        update={
-            "cpu": result.machine.cpu.model_copy(update={"model": HOSTILE[3]}),
-            "accelerators": [Accelerator(vendor="nvidia", model=HOSTILE[0], source="nvml")],
-        }
-    )
-    result = result.model_copy(update={"machine": machine})
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    results = tmp_path_factory.mktemp("hostile") / "results"
+    result = hostile_result()
     storage.save(result, results / result.machine.id / "good.yaml")
     (results / result.machine.id / "bad.yaml").write_text("schema_version: 1\nrun: {id: 1}\n")
-
-    done = build(results, tmp_path / "site")
+    out = results.parent / "site"
+    done = build_site(results, out)
     assert done.returncode == 0, done.stderr
-    assert "bad.yaml" in done.stderr  # reported by path
-    site = tmp_path / "site"
-    pages = [
-        site / "index.html",
-        site / "machines" / result.machine.id / "index.html",
-        site / "leaderboards" / "depth-sweep" / "index.html",
-        site / "crossover" / "index.html",
-    ]
+    return results, out, done
+
+
+def visible(html: str) -> str:
+    """The page without its chart specs (data in an escaped attribute, drawn by Vega as text)."""
+    return re.sub(r'data-spec="[^"]*"', "", html)
+
+
+def test_hostile_strings_show_as_text_everywhere(hostile_site):
+    _, site, _ = hostile_site
+    pages = sorted(site.rglob("*.html"))
+    assert len(pages) > 15
     for page in pages:
-        html = page.read_text()
-        # Chart specs travel as data in an attribute: quotes and angle brackets must be escaped there, and
-        # Vega draws the values as text. Everywhere else the strings must not appear raw at all.
-        specs = re.findall(r'data-spec="([^"]*)"', html)
+        text = page.read_text()
+        specs = re.findall(r'data-spec="([^"]*)"', text)
         assert all("<" not in spec and ">" not in spec for spec in specs)
         assert all("/tmp/" not in spec for spec in specs)  # no local paths leak into chart data
-        html = re.sub(r'data-spec="[^"]*"', "", html)
-        for hostile in HOSTILE:
-            assert hostile not in html, (page, hostile)
-        assert "javascript:alert" not in html and "<script>alert" not in html
-    home = pages[0].read_text()
-    assert "1 contributed file(s) failed validation" in home
-    assert (site / "assets" / "vega-bundle.js").stat().st_size > 100_000  # served locally
-    csv = (site / "leaderboards" / "depth-sweep.csv").read_text()
-    assert "'=HYPERLINK(1)" in csv  # the text is kept, as text
-    assert "\n=" not in csv and ",=" not in csv  # and no cell starts a spreadsheet formula
+        text = visible(text)
+        for hostile in HOSTILE[:4]:
+            assert hostile not in text, (page, hostile)
+        assert "javascript:" not in text  # not even as a link target
+        assert "<b>x</b>" not in text  # raw HTML from a file never becomes markup
+    machine = visible((site / "machines" / "badc0ffee0ddf00d.html").read_text())
+    # The text is there, shown as text: the character references decode to the original strings.
+    assert all(hostile in html.unescape(machine) for hostile in HOSTILE)
+    index = json.loads((site / "search" / "search_index.json").read_text())
+    assert all("<script>" not in doc["text"] and "<img" not in doc["text"] for doc in index["docs"])
 
-    strict = build(results, tmp_path / "strict", strict=True)
+
+def test_bad_files_are_reported_and_left_out_and_strict_fails(hostile_site, tmp_path):
+    results, site, done = hostile_site
+    assert "bad.yaml" in done.stderr  # reported by path
+    assert "1 contributed file(s) failed validation" in (site / "index.html").read_text()
+    strict = build_site(results, tmp_path / "strict", strict=True)
     assert strict.returncode != 0 and "bad.yaml" in strict.stderr
+
+
+def test_csv_cells_never_start_a_formula(hostile_site):
+    _, site, _ = hostile_site
+    for path in (site / "leaderboards").glob("*.csv"):
+        rows = list(csv.reader(path.read_text().splitlines()))
+        cells = [cell for row in rows[1:] for cell in row]
+        assert cells and all(cell[:1] not in ("=", "+", "@", "-") for cell in cells), path
+        assert any("window.__pwned" in cell for cell in cells)  # hostile text is kept, as text
+    assert _inert_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and _inert_cell("@x") == "'@x" and _inert_cell(1.5) == 1.5
+
+
+def test_every_page_and_export_is_generated(hostile_site):
+    _, site, _ = hostile_site
+    for page in [
+        "index",
+        "speedups",
+        "crossover",
+        "loops",
+        "frameworks",
+        "machines",
+        "suite",
+        "schema",
+        "faq",
+        "contributing",
+        "leaderboards/depth-sweep",
+        "leaderboards/transformer",
+        "machines/badc0ffee0ddf00d",
+    ]:
+        assert (site / f"{page}.html").is_file(), page
+    exports = {p.name for p in (site / "charts").iterdir()}
+    drawn = set()
+    for page in site.rglob("*.html"):
+        drawn |= set(re.findall(r'id="chart-([a-z0-9-]+)"', page.read_text()))
+    assert drawn and all(f"{name}.png" in exports and f"{name}.svg" in exports for name in drawn)
+    assert (site / "charts" / "speedups-overview.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (site / "charts" / "speedups-overview.svg").read_text().lstrip().startswith("<svg")
+    schema = json.loads((site / "schema.json").read_text())
+    assert schema["title"] == "benchsite result file"
+    assert (site / "assets" / "vega-bundle.js").stat().st_size > 100_000  # served locally
+
+
+def test_nothing_is_loaded_from_another_host(hostile_site):
+    _, site, _ = hostile_site
+    for page in site.rglob("*.html"):
+        html = re.sub(r'<link rel="canonical"[^>]*>', "", visible(page.read_text()))  # a name, never fetched
+        for tag, _, url in re.findall(r"<(script|link|img|iframe)\b[^>]*?\b(src|href)=\"([^\"]+)\"", html):
+            assert not re.match(r"(https?:)?//", url), (page, tag, url)
+        assert "unpkg.com" not in html and "fonts.googleapis" not in html
+
+
+def test_generated_reference_pages_follow_the_code(hostile_site):
+    from runner.schema import ResultFile
+    from runner.workloads import all_workloads
+
+    _, site, _ = hostile_site
+    suite = (site / "suite.html").read_text()
+    for workload in all_workloads():
+        assert workload.id in suite
+        case = workload.cases("standard")[0]
+        assert case.workload_hash(workload.variants[0]) in suite
+    schema = (site / "schema.html").read_text()
+    for name in ResultFile.model_fields:
+        assert name in schema
+
+
+def test_frameworks_page_exists_only_with_a_second_framework(tmp_path):
+    results = tmp_path / "results"
+    result = make_result(
+        [make_measurement(device="cpu"), make_measurement(device="cuda", median_s=0.001, ci95_s=(0.001, 0.001))]
+    )
+    storage.save(result, results / result.machine.id / "one.yaml")
+    done = build_site(results, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "site" / "frameworks.html").exists()
+    assert "frameworks.html" not in (tmp_path / "site" / "index.html").read_text()
+
+
+def test_the_committed_results_build_strict(tmp_path):
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    home = (tmp_path / "site" / "index.html").read_text()
+    for machine in (ROOT / "results").iterdir():
+        assert machine.name in home

@@ -8,7 +8,16 @@ from pathlib import Path
 import pytest
 
 from runner import storage
-from site_builder.aggregate import crossovers, measurements_frame, speedups
+from site_builder.aggregate import (
+    Collector,
+    batch_crossovers,
+    crossovers,
+    framework_comparison,
+    loop_effect,
+    measurements_frame,
+    speedup_summary,
+    speedups,
+)
 from site_builder.load import StrictBuildError, load_results
 from tests.conftest import make_measurement, make_result
 
@@ -36,7 +45,7 @@ def test_bad_files_are_reported_and_left_out(tmp_path):
     (tmp_path / good.machine.id / "broken.yaml").write_text("schema_version: 1\nmachine: [")
     storage.save(good, tmp_path / "ffffffffffffffff" / "misplaced.yaml")
     loaded = load_results(tmp_path)
-    assert [p.name for p, _ in loaded.results] == ["good.yaml"]
+    assert [p.name for p in loaded.accepted] == ["good.yaml"]
     assert [Path(p).name for p in loaded.rejected] == ["broken.yaml", "misplaced.yaml"]
     with pytest.raises(StrictBuildError, match=r"broken\.yaml"):
         load_results(tmp_path, strict=True)
@@ -75,8 +84,7 @@ def test_crossover_is_interpolated_in_log_space():
 
 
 def test_the_committed_h200_run_shows_the_seed_001_crossover():
-    loaded = load_results(REPO_RESULTS, strict=True)
-    frame = measurements_frame(loaded.results)
+    frame = load_results(REPO_RESULTS, strict=True).collector.frame()
     table = crossovers(frame)
     h200 = table[(table["gpu_model"] == "NVIDIA H200") & (table["variant"] == "as-written")]
     if h200.empty:
@@ -86,16 +94,101 @@ def test_the_committed_h200_run_shows_the_seed_001_crossover():
 
 
 def test_empty_results_give_an_empty_frame(tmp_path):
-    assert measurements_frame(load_results(tmp_path).results).empty
+    assert load_results(tmp_path).collector.frame().empty
+    assert load_results(tmp_path / "missing").collector.frame().empty
 
 
 def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
-    from site_builder.charts import crossover_chart, speedup_chart
+    from site_builder import charts
 
     cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
     gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})
-    frame = measurements_frame([(Path("r"), make_result(cpu + gpu))])
-    for chart in (speedup_chart(speedups(frame)), crossover_chart(frame)):
-        spec = chart.to_dict()  # validates against the Vega-Lite schema
-        text = str(spec)
+    written = as_written(cpu + gpu)
+    frame = measurements_frame([(Path("r"), make_result(cpu + gpu + written))])
+    table = speedups(frame)
+    summary = speedup_summary(table)
+    effect = loop_effect(table)
+    built = [
+        charts.speedup_overview(summary),
+        charts.vendor_chart(summary),
+        charts.crossover_chart(frame),
+        charts.loop_chart(effect),
+        charts.gain_chart(effect),
+    ]
+    assert len(effect) == 3
+    for chart in built:
+        text = str(chart.to_dict())  # to_dict validates against the Vega-Lite schema
         assert "tooltip" in text and "legend" in text
+    heatmap = charts.machine_heatmap(table, ["a23074609b32f305"]).to_dict()
+    assert "tooltip" in str(heatmap)
+
+
+def test_short_point_labels():
+    from site_builder.charts import short_point
+
+    assert short_point("depth-sweep", "depth=8") == "depth-sweep d=8"
+    assert short_point("transformer", "model=bert-base, mode=train, batch_size=32") == "bert-base train bs32"
+    assert short_point("cifar-lenet", "") == "cifar-lenet"
+
+
+def as_written(rows: list) -> list:
+    """The as-written loop of the same points: its own workload_hash, as the runner gives it."""
+    return [m.model_copy(update={"variant": "as-written", "workload_hash": m.workload_hash[::-1]}) for m in rows]
+
+
+def transformer(device: str, times: dict[int, float], variant: str = "tuned") -> list:
+    return [
+        make_measurement(
+            workload="transformer",
+            device=device,
+            variant=variant,
+            point={"model": "bert-base", "mode": "train", "batch_size": b},
+            workload_hash=f"{b:016x}",
+            params=1000,
+            median_s=t,
+            ci95_s=(t * 0.99, t * 1.01),
+            unit="step",
+        )
+        for b, t in times.items()
+    ]
+
+
+def test_batch_crossover_is_found_on_the_batch_axis():
+    cpu = transformer("cpu", {8: 1.0, 32: 4.0})
+    gpu = transformer("cuda", {8: 2.0, 32: 2.0})  # 0.5x at 8, 2x at 32: crosses at 16
+    (row,) = batch_crossovers(measurements_frame([(Path("r"), make_result(cpu + gpu))])).to_dict("records")
+    assert row["verdict"] == "crossover" and row["break_even_batch"] == pytest.approx(16)
+
+
+def test_loop_effect_finds_where_the_loop_flips_the_verdict():
+    cpu = sweep("cpu", {2: 1.0}) + as_written(sweep("cpu", {2: 2.0}))
+    gpu = sweep("cuda", {2: 0.5}) + as_written(sweep("cuda", {2: 4.0}))
+    table = speedups(measurements_frame([(Path("r"), make_result(cpu + gpu))]))
+    (row,) = loop_effect(table).to_dict("records")
+    assert row["as_written"] == pytest.approx(0.5) and row["tuned"] == pytest.approx(2.0) and row["flips"]
+    assert row["gpu_gain"] == pytest.approx(8.0) and row["cpu_gain"] == pytest.approx(2.0)
+
+
+def test_frameworks_are_compared_on_equal_workload_hash_only():
+    torch_rows = sweep("cpu", {2: 1.0, 3: 1.0})
+    jax_rows = [m.model_copy(update={"framework": "jax", "median_s": 0.5}) for m in torch_rows]
+    stray = make_measurement(framework="jax", workload_hash="ffffffffffffffff", median_s=9.0, ci95_s=(9.0, 9.0))
+    table = framework_comparison(measurements_frame([(Path("r"), make_result(torch_rows + jax_rows + [stray]))]))
+    assert sorted(table["ratio"]) == pytest.approx([0.5, 0.5])
+
+
+def test_collector_keeps_the_newest_fingerprint_and_every_run():
+    old = make_result([make_measurement()])
+    new = make_result([make_measurement(median_s=1.0, ci95_s=(0.9, 1.1))])
+    new = new.model_copy(
+        update={
+            "run": new.run.model_copy(update={"id": "1" * 32, "started_at": old.run.started_at + timedelta(days=1)}),
+            "machine": new.machine.model_copy(update={"memory_gib": 64.0}),
+        }
+    )
+    collector = Collector()
+    collector.add(Path("new"), new)
+    collector.add(Path("old"), old)
+    (summary,) = collector.machines.values()
+    assert summary.machine.memory_gib == 64.0 and len(summary.runs) == 2
+    assert collector.frame()["median_s"].tolist() == [1.0]
