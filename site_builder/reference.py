@@ -87,7 +87,9 @@ def _type(prop: dict[str, Any]) -> str:
             return "[" + ", ".join(_type(p) for p in prop["prefixItems"]) + "]"
         return f"list of {_type(prop.get('items', {}))}"
     if kind == "object":
-        inner = prop.get("additionalProperties") or next(iter(prop.get("patternProperties", {}).values()), {})
+        inner: dict[str, Any] = prop.get("additionalProperties") or next(
+            iter(prop.get("patternProperties", {}).values()), {}
+        )
         return f"mapping to {_type(inner)}" if inner else "mapping"
     limits = []
     for key, text in (("minimum", ">= {}"), ("exclusiveMinimum", "> {}"), ("maxLength", "at most {} chars")):
@@ -115,7 +117,7 @@ def _fields(schema: dict[str, Any]) -> list[str]:
 
 
 def schema_page(site: Site | None = None) -> str:
-    schema = json_schema()
+    schema: dict[str, Any] = json_schema()
     lines = [
         f"# Result schema (version {SCHEMA_VERSION})",
         "",
