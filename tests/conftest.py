@@ -157,12 +157,14 @@ def hostile_result(machine_id: str = "badc0ffee0ddf00d") -> ResultFile:
     return ResultFile.model_validate(data)
 
 
-def build_site(results: Path, out: Path, strict: bool = False):
+def build_site(results: Path, out: Path, strict: bool = False, site_url: str | None = None):
     """`mkdocs build --strict` of the real site from a results folder, as a user runs it."""
     import os
     import subprocess
 
     env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1" if strict else "0"}
+    if site_url:
+        env["BENCHSITE_SITE_URL"] = site_url
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)],
         cwd=TESTS.parent,

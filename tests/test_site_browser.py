@@ -1,0 +1,233 @@
+"""The built site in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser), over
+a server on 127.0.0.1 and over file://.
+
+Every page loads without a console error and without a request leaving the machine, every chart draws its
+marks, search finds a machine by its GPU name, instant navigation redraws charts, and the hostile strings of a
+contributed file never run. The site is built from the committed real results plus one hostile file.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+from runner import storage
+from tests.conftest import build_site, hostile_result
+
+ROOT = Path(__file__).parent.parent
+CHROMIUM = os.environ.get("BENCHSITE_CHROMIUM", "/usr/bin/chromium")
+SCREENSHOTS = ROOT / "build" / "screenshots"
+MARKS = ", ".join(f".benchsite-chart svg g.mark-{kind} path" for kind in ("symbol", "rect", "line"))
+H200_MACHINE = "412f73aecce46bad"
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="the site extra installs playwright")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Iterator[tuple[Path, str]]:
+    """The site, built for and served on 127.0.0.1 (site_url names the server, as `mkdocs serve` does, so
+    that instant navigation recognises the site's own links)."""
+    results = tmp_path_factory.mktemp("browser") / "results"
+    out = results.parent / "site"
+    out.mkdir()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(out)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    shutil.copytree(ROOT / "results", results)
+    hostile = hostile_result()
+    storage.save(hostile, results / hostile.machine.id / "hostile.yaml")
+    done = build_site(results, out, site_url=url + "/")
+    assert done.returncode == 0, done.stderr
+    yield out, url
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def site(served) -> Path:
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def server(served) -> str:
+    return served[1]
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).exists():
+        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium)")
+    with playwright_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield browser
+        browser.close()
+
+
+class Watch:
+    """Everything a page did that it should not: console errors, page errors, requests to other hosts."""
+
+    def __init__(self, page, allowed_host: str | None):
+        self.errors: list[str] = []
+        self.foreign: list[str] = []
+        page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+
+        def route(r):
+            url = urlparse(r.request.url)
+            local = url.scheme in ("file", "data", "blob", "about") or (
+                allowed_host is not None and url.netloc == allowed_host
+            )
+            if local:
+                r.continue_()
+            else:
+                self.foreign.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+
+
+def base_urls(site: Path, server: str) -> dict[str, str]:
+    return {"http": server, "file": site.as_uri()}
+
+
+def wait_for_charts(page) -> int:
+    charts = page.locator("div.benchsite-chart").count()
+    if charts:
+        page.wait_for_function(
+            """n => [...document.querySelectorAll('div.benchsite-chart')]
+                   .filter(el => el.querySelector('svg g.mark-symbol path, svg g.mark-rect path, svg g.mark-line path'))
+                   .length === n""",
+            arg=charts,
+            timeout=20_000,
+        )
+    return charts
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_every_page_loads_clean_and_draws_its_charts(site, server, browser, mode):
+    base = base_urls(site, server)[mode]
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page, urlparse(server).netloc if mode == "http" else None)
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    if mode == "file":
+        pages.remove("404.html")  # a server's error page: root-absolute links, meaningless from disk
+    assert "index.html" in pages and f"machines/{H200_MACHINE}.html" in pages
+    drawn = 0
+    for path in pages:
+        page.goto(f"{base}/{path}")
+        page.wait_for_load_state("load")
+        drawn += wait_for_charts(page)
+        assert page.evaluate("window.__pwned") is None, path
+    context.close()
+    assert drawn >= 8
+    assert watch.errors == [], watch.errors
+    assert watch.foreign == [], watch.foreign
+
+
+@pytest.mark.parametrize("mode", ["http", "file"])
+def test_search_finds_a_machine_by_its_gpu_name(site, server, browser, mode):
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page, urlparse(server).netloc if mode == "http" else None)
+    page.goto(f"{base_urls(site, server)[mode]}/index.html")
+    page.locator("label.md-header__button[for=__search]").first.click() if page.locator(
+        "input.md-search__input"
+    ).is_hidden() else None
+    page.locator("input.md-search__input").fill("H200")
+    hit = page.locator(f".md-search-result__item a[href*='machines/{H200_MACHINE}']")
+    hit.first.wait_for(timeout=20_000)
+    # Hostile text is indexed too: searching for it shows it, and nothing in it runs.
+    page.locator("input.md-search__input").fill("pwned")
+    page.locator(".md-search-result__item").first.wait_for(timeout=20_000)
+    page.wait_for_timeout(300)
+    assert page.evaluate("window.__pwned") is None
+    context.close()
+    assert watch.errors == [] and watch.foreign == []
+
+
+def test_instant_navigation_redraws_charts(site, server, browser):
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page, urlparse(server).netloc)
+    page.goto(f"{server}/index.html")
+    wait_for_charts(page)
+    page.evaluate("window.__sameDocument = true")
+    page.locator("nav.md-nav--primary a.md-nav__link[href$='crossover.html']").first.click()
+    page.wait_for_url("**/crossover.html")
+    charts = wait_for_charts(page)
+    assert charts >= 1
+    assert page.evaluate("window.__sameDocument") is True  # swapped in place: no full page load
+    page.go_back()
+    page.wait_for_url("**/index.html")
+    assert wait_for_charts(page) >= 1
+    context.close()
+    assert watch.errors == [] and watch.foreign == []
+
+
+def test_hostile_strings_show_as_text_and_never_run(site, server, browser):
+    context = browser.new_context()
+    page = context.new_page()
+    watch = Watch(page, urlparse(server).netloc)
+    page.goto(f"{server}/machines/{hostile_result().machine.id}.html")
+    text = page.locator("article").inner_text()
+    assert "<script>window.__pwned=1</script>" in text
+    assert "<img src=x onerror=window.__pwned=1>" in text
+    assert page.locator("article a[href^='javascript']").count() == 0
+    # Tooltips show strings from files too: hover every mark of the leaderboard-free pages' charts.
+    for path in ("index.html", "speedups.html", "crossover.html", "loops.html", "frameworks.html"):
+        page.goto(f"{server}/{path}")
+        wait_for_charts(page)
+        marks = page.locator(MARKS)
+        for i in range(min(marks.count(), 40)):
+            marks.nth(i).hover(force=True)
+        assert page.evaluate("window.__pwned") is None, path
+    context.close()
+    assert watch.errors == [] and watch.foreign == []
+
+
+def test_tables_sort_by_a_click_on_their_heading(site, server, browser):
+    page = browser.new_page()
+    page.goto(f"{server}/leaderboards/depth-sweep.html")
+    table = page.locator("article table").first
+    column = [h.strip() for h in table.locator("thead th").all_inner_texts()].index("median")
+    table.locator("thead th").nth(column).click()
+
+    def seconds(cell: str) -> float:
+        value, unit = cell.split()
+        return float(value) * {"s": 1, "ms": 1e-3, "µs": 1e-6}[unit]
+
+    cells = table.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts()
+    values = [seconds(c) for c in cells if c.strip() != "-"]
+    assert values == sorted(values) and len(values) > 10
+    table.locator("thead th").nth(column).click()
+    cells = table.locator(f"tbody tr td:nth-child({column + 1})").all_inner_texts()
+    values = [seconds(c) for c in cells if c.strip() != "-"]
+    assert values == sorted(values, reverse=True)
+    page.close()
+
+
+def test_home_page_screenshot(site, browser):
+    """A full-page screenshot of the home page over file://, kept in build/screenshots/ to look at."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    page.goto((site / "index.html").as_uri())
+    assert wait_for_charts(page) >= 1
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / "home.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.close()
+    assert path.stat().st_size > 50_000
