@@ -112,7 +112,7 @@ def wait_for_charts(page) -> int:
                    .filter(el => el.querySelector('svg g.mark-symbol path, svg g.mark-rect path, svg g.mark-line path'))
                    .length === n""",
             arg=charts,
-            timeout=20_000,
+            timeout=45_000,
         )
     return charts
 
@@ -166,6 +166,7 @@ def test_instant_navigation_redraws_charts(site, server, browser):
     watch = Watch(page, urlparse(server).netloc)
     page.goto(f"{server}/index.html")
     wait_for_charts(page)
+    page.wait_for_load_state("networkidle")  # the sitemap that instant navigation checks links against
     page.evaluate("window.__sameDocument = true")
     page.locator("nav.md-nav--primary a.md-nav__link[href$='crossover.html']").first.click()
     page.wait_for_url("**/crossover.html")

@@ -1,0 +1,195 @@
+"""Does the site build scale? The full `mkdocs build` against merely parsing the same result files.
+
+    python tests/benchmarks/site_scale.py [--sizes 1000 10000] [--runs-per-machine 2] [--max-samples 8]
+
+Generates N schema-valid result files in a temporary directory (never under results/): each is one of the
+committed real files with a new machine id, a CPU and an accelerator from a pool of real models, every time
+scaled by a per-machine factor, and a new run id and date; `--runs-per-machine` files share a machine (so
+N / runs machines get a page each). Raw sample lists are cut to `--max-samples` (a quick-profile run keeps
+about that many), which keeps the generated gigabytes and the run time bounded; parse and build read the
+same files, so the ratio is fair.
+
+Then, each in a fresh process:
+- parse: every file through `runner.storage.parse` (size limit, LibYAML safe load, schema): the least any
+  build must do; the YAML load alone is timed too;
+- build: `mkdocs build --strict` of the real site from those files (every page, CSV, chart and export).
+Reports wall time, peak RSS (from wait4) and build/parse. Targets: build <= 3x parse at 10,000 files, roughly
+linear growth from 1,000, peak memory < 2 GiB. Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+TARGET_RATIO = 3.0
+TARGET_MEMORY_GIB = 2.0
+CPUS = [
+    ("AMD EPYC 9654 96-Core Processor", "AuthenticAMD"),
+    ("AMD Ryzen 9 7950X 16-Core Processor", "AuthenticAMD"),
+    ("Intel(R) Core(TM) i9-13900K", "GenuineIntel"),
+    ("Intel(R) Xeon(R) Platinum 8480+", "GenuineIntel"),
+    ("Apple M2 Pro", "Apple"),
+    ("AMD Ryzen 7 5800H with Radeon Graphics", "AuthenticAMD"),
+]
+GPUS = [
+    ("nvidia", "NVIDIA H100 80GB HBM3"),
+    ("nvidia", "NVIDIA GeForce RTX 4090"),
+    ("nvidia", "Tesla T4"),
+    ("nvidia", "NVIDIA A100-SXM4-40GB"),
+    ("amd", "AMD Radeon RX 7900 XTX"),
+    ("apple", "Apple M2 Pro"),
+]
+
+PARSE = """
+import sys, time, yaml
+from pathlib import Path
+from runner import storage
+paths = sorted(Path(sys.argv[1]).rglob("*.yaml"))
+start = time.perf_counter()
+for path in paths:
+    yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader)
+load = time.perf_counter() - start
+start = time.perf_counter()
+bad = 0
+for path in paths:
+    result, problems = storage.parse(path.read_bytes(), str(path))
+    bad += result is None
+print(load, time.perf_counter() - start, bad)
+"""
+
+
+def templates() -> list[dict[str, Any]]:
+    files = sorted((ROOT / "results").rglob("*.yaml"))
+    if not files:
+        sys.exit("no committed result files under results/ to use as templates")
+    return [yaml.load(f.read_bytes(), Loader=yaml.CSafeLoader) for f in files]
+
+
+def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, seed: int = 0) -> None:
+    rng = random.Random(seed)
+    bases = templates()
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    for i in range(count):
+        machine_no = i // runs_per_machine
+        pick = random.Random(machine_no)
+        data = yaml.safe_load(yaml.safe_dump(bases[machine_no % len(bases)]))  # a deep copy
+        machine = data["machine"]
+        machine["id"] = hashlib.sha256(f"machine-{machine_no}".encode()).hexdigest()[:16]
+        cpu_model, vendor = pick.choice(CPUS)
+        machine["cpu"].update(model=cpu_model, vendor=vendor)
+        factor = pick.uniform(0.3, 3.0)
+        if machine.get("accelerators"):
+            gpu_vendor, gpu_model = pick.choice(GPUS)
+            machine["accelerators"][0].update(vendor=gpu_vendor, model=gpu_model)
+        when = start + timedelta(minutes=i * 7)
+        data["run"].update(id=f"{rng.getrandbits(128):032x}", started_at=when.isoformat(), finished_at=when.isoformat())
+        for m in data["measurements"]:
+            scale = factor * rng.uniform(0.95, 1.05)
+            if m.get("device") != "cpu" and machine.get("accelerators"):
+                m["device_name"] = machine["accelerators"][0]["model"]
+            elif m.get("device") == "cpu":
+                m["device_name"] = cpu_model
+            m["samples_s"] = [s * scale for s in m.get("samples_s", [])[:max_samples]]
+            for key in ("median_s", "iqr_s", "warmup_s", "wall_s"):
+                if m.get(key) is not None:
+                    m[key] *= scale
+            if m.get("ci95_s"):
+                m["ci95_s"] = [v * scale for v in m["ci95_s"]]
+            for key in ("samples_per_s", "achieved_tflops"):
+                if m.get(key) is not None:
+                    m[key] /= scale
+        path = out / machine["id"] / f"{when:%Y%m%dT%H%M%SZ}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False, width=120))
+
+
+def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in GiB (wait4) and stdout of a fresh process."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stderr is not None
+    stdout = proc.stdout.read()
+    stderr = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed ({proc.returncode}):\n{stderr[-3000:]}")
+    return wall, usage.ru_maxrss / 1024**2, stdout
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
+    parser.add_argument("--runs-per-machine", type=int, default=2)
+    parser.add_argument("--max-samples", type=int, default=8)
+    parser.add_argument("--keep", action="store_true", help="keep the generated files and site")
+    args = parser.parse_args()
+
+    rows = []
+    for size in args.sizes:
+        work = Path(tempfile.mkdtemp(prefix=f"benchsite-scale-{size}-"))
+        results, site = work / "results", work / "site"
+        t0 = time.perf_counter()
+        generate(results, size, args.runs_per_machine, args.max_samples)
+        gen_s = time.perf_counter() - t0
+        megabytes = sum(p.stat().st_size for p in results.rglob("*.yaml")) / 1e6
+        print(f"{size} files ({megabytes:,.0f} MB) generated in {gen_s:.0f} s", flush=True)
+        _, parse_gib, out = run_measured([sys.executable, "-c", PARSE, str(results)])
+        yaml_s, parse_s, bad = out.split()
+        if int(bad):
+            sys.exit(f"{bad} generated files failed validation")
+        env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1", "NO_MKDOCS_2_WARNING": "1"}
+        build_s, build_gib, _ = run_measured(
+            [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)], env=env
+        )
+        pages = sum(1 for _ in site.rglob("*.html"))
+        rows.append((size, megabytes, float(yaml_s), float(parse_s), parse_gib, build_s, build_gib, pages))
+        print(f"{size}: yaml {float(yaml_s):.1f} s, parse {float(parse_s):.1f} s, build {build_s:.1f} s", flush=True)
+        if not args.keep:
+            shutil.rmtree(work)
+        else:
+            print(f"kept {work}")
+
+    print()
+    print(
+        "| files | MB | pages | YAML load s | parse s | build s | build/parse | build/YAML | parse GiB | build GiB |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size, mb, yaml_s, parse_s, parse_gib, build_s, build_gib, pages in rows:
+        print(
+            f"| {size:,} | {mb:,.0f} | {pages:,} | {yaml_s:.1f} | {parse_s:.1f} | {build_s:.1f} | "
+            f"{build_s / parse_s:.2f} | {build_s / yaml_s:.2f} | {parse_gib:.2f} | {build_gib:.2f} |"
+        )
+    if len(rows) >= 2:
+        small, s_build, large, l_build = rows[0][0], rows[0][5], rows[-1][0], rows[-1][5]
+        growth = (l_build / s_build) / (large / small)
+        print(
+            f"\nbuild time growth {rows[0][0]:,} -> {rows[-1][0]:,} files: {l_build / s_build:.1f}x for "
+            f"{large / small:.0f}x the files ({growth:.2f} of linear)"
+        )
+    worst = max(r[5] / r[3] for r in rows)
+    peak = max(r[6] for r in rows)
+    print(
+        f"targets: build/parse <= {TARGET_RATIO} ({'met' if rows[-1][5] / rows[-1][3] <= TARGET_RATIO else 'MISSED'}, "
+        f"worst {worst:.2f}); peak build memory < {TARGET_MEMORY_GIB} GiB "
+        f"({'met' if peak < TARGET_MEMORY_GIB else 'MISSED'}, {peak:.2f} GiB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
