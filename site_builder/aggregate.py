@@ -274,6 +274,10 @@ def _verdict(xs: list[float], ratio: list[float]) -> tuple[str, float | None]:
 CROSSOVER_COLUMNS = ["machine_id", "variant", "framework", "device", "gpu_model", "verdict", "break_even_params"]
 
 
+def crossovers_empty() -> pd.DataFrame:
+    return pd.DataFrame(columns=CROSSOVER_COLUMNS)
+
+
 def crossovers(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
     """Per machine, variant, framework and accelerator: the parameter count where the accelerator wins."""
     table = speedups(frame)
@@ -375,3 +379,89 @@ def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.Dat
     both = other.merge(base, on=keys, suffixes=("", "_base"))
     both["ratio"] = both["median_s"] / both["median_s_base"]
     return both.reset_index(drop=True)
+
+
+# --- summaries by device model: what the charts and site-wide tables show, bounded however many machines ---
+
+CHART_MODELS = 12
+
+
+def _top(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.DataFrame:
+    """Rows of the `limit` values of column that the most machines share (ties: by name)."""
+    if table.empty:
+        return table
+    counts = table.groupby(column, observed=True)["machine_id"].nunique().reset_index(name="n")
+    keep = counts.sort_values(["n", column], ascending=[False, True])[column].head(limit)
+    return table[table[column].isin(set(keep))]
+
+
+def sweep_by_device(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
+    """Per device model, loop, framework and sweep point: the median time over machines."""
+    rows = _plain(frame[(frame["workload"] == workload) & (frame["status"] == "ok") & frame["median_s"].notna()])
+    rows = _top(rows, "device_name", 2 * CHART_MODELS)
+    keys = ["device", "device_name", "variant", "framework", "depth", "params"]
+    return (
+        rows.groupby(keys, dropna=False)
+        .agg(median_s=("median_s", "median"), machines=("machine_id", "nunique"))
+        .reset_index()
+    )
+
+
+def batch_by_accelerator(table: pd.DataFrame) -> pd.DataFrame:
+    """Per accelerator model, transformer model, mode, loop, framework and batch size: the median speedup."""
+    rows = _top(table[table["batch_size"].notna()], "gpu_model")
+    keys = ["gpu_model", "model", "mode", "variant", "framework", "batch_size"]
+    return rows.groupby(keys).agg(speedup=("speedup", "median"), machines=("machine_id", "nunique")).reset_index()
+
+
+def crossover_summary(crossings: pd.DataFrame, at: str = "break_even_params") -> pd.DataFrame:
+    """Per accelerator model, loop and framework: machines, how many cross over, the median break-even."""
+    if crossings.empty:
+        return pd.DataFrame(columns=["gpu_model", "variant", "framework", "machines", "crossing", "verdicts", at])
+    keys = ["gpu_model", "variant", "framework"]
+    out = crossings.groupby(keys).agg(
+        machines=("machine_id", "nunique"),
+        crossing=("verdict", lambda v: int((v == "crossover").sum())),
+        verdicts=("verdict", lambda v: "; ".join(f"{k} {n}" for k, n in v.value_counts().items())),
+        **{at: (at, "median")},
+    )
+    return out.reset_index()
+
+
+def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
+    """Per accelerator model, workload point and framework: median speedups with each loop and gains."""
+    if effect.empty:
+        return effect.assign(machines=[])
+    rows = _top(effect, "gpu_model")
+    keys = ["gpu_model", "workload", "point", "framework"]
+    out = (
+        rows.groupby(keys)
+        .agg(
+            as_written=("as_written", "median"),
+            tuned=("tuned", "median"),
+            gpu_gain=("gpu_gain", "median"),
+            cpu_gain=("cpu_gain", "median"),
+            machines=("machine_id", "nunique"),
+        )
+        .reset_index()
+    )
+    out["flips"] = (out["as_written"] >= 1) != (out["tuned"] >= 1)
+    return out
+
+
+def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
+    """Per device model, workload point, loop and framework: the median time over the baseline's."""
+    if table.empty:
+        return table.assign(machines=[])
+    rows = _top(table, "device_name", 2 * CHART_MODELS)
+    keys = ["device", "device_name", "workload", "point", "params", "variant", "framework"]
+    return (
+        rows.groupby(keys, dropna=False)
+        .agg(
+            ratio=("ratio", "median"),
+            median_s=("median_s", "median"),
+            median_s_base=("median_s_base", "median"),
+            machines=("machine_id", "nunique"),
+        )
+        .reset_index()
+    )

@@ -54,8 +54,10 @@ def _natural(values: pd.Series) -> pd.Series:
 
 def ordered(table: pd.DataFrame) -> pd.DataFrame:
     """Workload, then model size, then the point in natural order."""
-    return table.assign(_order=_natural(table["point"])).sort_values(["workload", "params", "_order"]).drop(
-        columns="_order"
+    return (
+        table.assign(_order=_natural(table["point"]))
+        .sort_values(["workload", "params", "_order"])
+        .drop(columns="_order")
     )
 
 
@@ -162,55 +164,55 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
     return cells.facet(column=alt.Column("variant:N", title="loop")).configure_axisY(labelLimit=260)
 
 
-def crossover_chart(frame: pd.DataFrame, workload: str = "depth-sweep") -> alt.Chart:
-    """Time per epoch against parameters, log-log, one line per machine, device and loop."""
-    shown = ["machine_id", "device_name", "variant", "framework", "depth"]
-    rows = frame[(frame["workload"] == workload) & (frame["status"] == "ok")]
-    data = rows[[*shown, "device", "params", "median_s"]].astype({c: "object" for c in [*shown, "device"]})
-    data = data.assign(series=data["machine_id"].str[:8] + " " + data["device"] + " (" + data["device_name"] + ")")
+def crossover_chart(sweep: pd.DataFrame) -> alt.Chart:
+    """Time per epoch against parameters, log-log: one line per device model and loop (median over machines)."""
+    data = sweep.assign(series=sweep["device"].astype(str) + ": " + sweep["device_name"].astype(str))
+    data = data[["series", "device_name", "variant", "framework", "depth", "params", "median_s", "machines"]]
     lines = (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
             x=alt.X("params:Q", scale=alt.Scale(type="log"), title="parameters"),
-            y=alt.Y("median_s:Q", scale=alt.Scale(type="log"), title="seconds per epoch"),
-            color=alt.Color("series:N", title="machine and device"),
+            y=alt.Y("median_s:Q", scale=alt.Scale(type="log"), title="seconds per epoch (median over machines)"),
+            color=alt.Color("series:N", title="device"),
             strokeDash=alt.StrokeDash("variant:N", title="loop"),
             detail="framework:N",
-            tooltip=[*shown, alt.Tooltip("params:Q", format=","), alt.Tooltip("median_s:Q", format=".4g")],
+            tooltip=[
+                alt.Tooltip("device_name:N", title="device"),
+                alt.Tooltip("variant:N", title="loop"),
+                "framework:N",
+                "depth:Q",
+                alt.Tooltip("params:Q", format=","),
+                alt.Tooltip("median_s:Q", format=".4g", title="seconds"),
+                "machines:Q",
+            ],
         )
     )
     return _legend_highlight(lines, "series").properties(width=640, height=360).configure_legend(labelLimit=400)
 
 
 def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
-    """Speedup over the CPU against batch size, per machine, model and mode (log-log)."""
+    """Speedup over the CPU against batch size per accelerator model, model and mode (log-log)."""
     data = table[table["variant"] == variant]
-    data = data.assign(
-        series=data["machine_id"].astype(str).str[:8]
-        + " "
-        + data["gpu_model"].astype(str)
-        + " · "
-        + data["model"].astype(str)
-    )
-    data = data[["series", "machine_id", "gpu_model", "model", "mode", "framework", "batch_size", "speedup"]]
+    data = data.assign(series=data["gpu_model"].astype(str) + " · " + data["model"].astype(str))
+    data = data[["series", "gpu_model", "model", "mode", "framework", "batch_size", "speedup", "machines"]]
     lines = (
         alt.Chart(data)
         .mark_line(point=True)
         .encode(
             x=alt.X("batch_size:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
             y=alt.Y("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
-            color=alt.Color("series:N", title="machine · model"),
+            color=alt.Color("series:N", title="accelerator · model"),
             strokeDash=alt.StrokeDash("mode:N", title="mode"),
             detail="framework:N",
             tooltip=[
-                "machine_id:N",
                 alt.Tooltip("gpu_model:N", title="accelerator"),
                 "model:N",
                 "mode:N",
                 "framework:N",
                 "batch_size:Q",
-                alt.Tooltip("speedup:Q", format=".2f"),
+                alt.Tooltip("speedup:Q", format=".2f", title="median speedup"),
+                "machines:Q",
             ],
         )
     )
@@ -224,7 +226,7 @@ def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
 def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
     """Each workload point on each machine: speedup with the as-written loop (x) and the tuned one (y)."""
     data = effect.assign(label=lambda t: _label(t), verdict=effect["flips"].map({True: "flips", False: "same"}))
-    data = data[["label", "workload", "machine_id", "gpu_model", "framework", "as_written", "tuned", "verdict"]]
+    data = data[["label", "workload", "gpu_model", "framework", "as_written", "tuned", "verdict", "machines"]]
     log = alt.Scale(type="log")
     points = (
         alt.Chart(data)
@@ -236,9 +238,9 @@ def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
             shape=alt.Shape("verdict:N", title="CPU/GPU verdict"),
             tooltip=[
                 alt.Tooltip("label:N", title="workload"),
-                "machine_id:N",
                 alt.Tooltip("gpu_model:N", title="accelerator"),
                 "framework:N",
+                "machines:Q",
                 alt.Tooltip("as_written:Q", format=".2f", title="as-written"),
                 alt.Tooltip("tuned:Q", format=".2f", title="tuned"),
                 "verdict:N",
@@ -256,7 +258,7 @@ def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
             data.assign(side="accelerator", gain=data["gpu_gain"]),
             data.assign(side="CPU", gain=data["cpu_gain"]),
         ]
-    )[["label", "machine_id", "gpu_model", "framework", "side", "gain"]]
+    )[["label", "gpu_model", "framework", "side", "gain", "machines"]]
     points = (
         alt.Chart(long)
         .mark_point(filled=True, size=60)
@@ -266,9 +268,9 @@ def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
             color=alt.Color("side:N", title="device"),
             tooltip=[
                 alt.Tooltip("label:N", title="workload"),
-                "machine_id:N",
                 alt.Tooltip("gpu_model:N", title="accelerator"),
                 "framework:N",
+                "machines:Q",
                 "side:N",
                 alt.Tooltip("gain:Q", format=".2f"),
             ],
@@ -280,7 +282,7 @@ def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
 def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
     """Each framework's time over PyTorch's on the same machine, device and workload, log scale."""
     data = ordered(table).assign(label=lambda t: _label(t))
-    data = data[["label", "variant", "framework", "device", "device_name", "machine_id", "ratio"]]
+    data = data[["label", "variant", "framework", "device", "device_name", "machines", "ratio"]]
     points = (
         alt.Chart(data)
         .mark_point(filled=True, size=70)
@@ -294,7 +296,7 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
                 "variant:N",
                 "framework:N",
                 "device_name:N",
-                "machine_id:N",
+                "machines:Q",
                 alt.Tooltip("ratio:Q", format=".2f"),
             ],
         )

@@ -8,6 +8,7 @@ leaderboards show the fastest entries with the full table in the CSV.
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 from collections.abc import Callable
@@ -58,6 +59,15 @@ class Site:
     @property
     def workloads(self) -> list[str]:
         return sorted(self.frame["workload"].unique()) if not self.frame.empty else []
+
+    @functools.cached_property
+    def crossings(self) -> pd.DataFrame:
+        """Depth-sweep break-even per machine, loop, framework and accelerator."""
+        return aggregate.crossovers(self.frame) if not self.frame.empty else aggregate.crossovers_empty()
+
+    @functools.cached_property
+    def batch_crossings(self) -> pd.DataFrame:
+        return aggregate.batch_crossovers(self.frame) if not self.frame.empty else pd.DataFrame()
 
     def machine_rows(self, machine_id: str) -> pd.DataFrame:
         """One machine's measurements with their speedups; the frame is split by machine once, not per page."""
@@ -280,19 +290,23 @@ def crossover(site: Site) -> str:
     if frame.empty or not (frame["workload"] == "depth-sweep").any():
         lines += ["No depth-sweep results yet.", ""]
     else:
-        lines += [site.chart("crossover-depth", charts.crossover_chart(frame)), ""]
+        lines += [site.chart("crossover-depth", charts.crossover_chart(aggregate.sweep_by_device(frame))), ""]
+        summary = aggregate.crossover_summary(site.crossings)
         rows = [
             [
-                _machine_link(r.machine_id),
                 _accelerator(r.gpu_model),
                 esc(r.variant),
                 _framework(r.framework),
-                esc(r.verdict),
+                str(r.machines),
+                esc(r.verdicts),
                 _count(r.break_even_params),
             ]
-            for r in aggregate.crossovers(frame).itertuples()
+            for r in summary.itertuples()
         ]
-        lines += _table(["machine", "accelerator", "loop", "framework", "verdict", "break-even (parameters)"], rows)
+        lines += _table(
+            ["accelerator", "loop", "framework", "machines", "verdicts", "median break-even (parameters)"], rows
+        )
+        lines += ["", "Each machine's own break-even point is on its page."]
     lines += [
         "",
         "## Batch size: the transformer sweeps",
@@ -301,31 +315,33 @@ def crossover(site: Site) -> str:
         "per model and mode.",
         "",
     ]
-    batches = aggregate.batch_crossovers(frame) if not frame.empty else pd.DataFrame()
+    batches = site.batch_crossings
     if batches.empty:
         lines.append("No batch-size sweeps with both a CPU and an accelerator yet.")
     else:
-        table = site.speedups[site.speedups["batch_size"].notna()]
+        table = aggregate.batch_by_accelerator(site.speedups)
         for variant in sorted(table["variant"].unique()):
-            lines += [
-                f"### {esc(variant)}",
-                "",
-                site.chart(f"crossover-batch-{variant}", charts.batch_chart(table, variant)),
-                "",
-            ]
+            chart = site.chart(f"crossover-batch-{variant}", charts.batch_chart(table, variant))
+            lines += [f"### {esc(variant)}", "", chart, ""]
+        summary = aggregate.crossover_summary(
+            batches.assign(variant=batches["variant"] + " " + batches["model"] + " " + batches["mode"]),
+            at="break_even_batch",
+        )
         rows = [
             [
-                _machine_link(r.machine_id),
                 _accelerator(r.gpu_model),
-                esc(r.model),
-                esc(r.mode),
                 esc(r.variant),
-                esc(r.verdict),
+                _framework(r.framework),
+                str(r.machines),
+                esc(r.verdicts),
                 _count(r.break_even_batch),
             ]
-            for r in batches.itertuples()
+            for r in summary.itertuples()
         ]
-        lines += _table(["machine", "accelerator", "model", "mode", "loop", "verdict", "break-even batch"], rows)
+        lines += _table(
+            ["accelerator", "loop, model and mode", "framework", "machines", "verdicts", "median break-even batch"],
+            rows,
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -335,34 +351,36 @@ def loops_page(site: Site) -> str:
     if effect.empty:
         return _empty(title, "workloads with both loops on a CPU and an accelerator")
     flips = effect[effect["flips"]]
+    by_model = aggregate.loop_by_accelerator(effect)
     lines = [
         f"# {title}",
         "",
         "How much of the CPU-or-GPU verdict comes from the training loop rather than the hardware. The "
         "*as-written* loop is the seed's own code (a DataLoader with workers, a `.item()` per batch, one "
         "kernel launch per layer); the *tuned* loop keeps the data on the device, fuses the optimiser and, "
-        "on CUDA, replays whole epochs from one CUDA graph. Each point is one workload size on one machine: "
-        "its speedup over the CPU with each loop. Points in the top-left quadrant are where tuning turns a "
-        "CPU win into a GPU win.",
+        "on CUDA, replays whole epochs from one CUDA graph. Each point is one workload size on one accelerator "
+        "model (the median over its machines): its speedup over the CPU with each loop. Points in the "
+        "top-left quadrant are where tuning turns a CPU win into a GPU win.",
         "",
-        site.chart("loops-verdict", charts.loop_chart(effect)),
+        site.chart("loops-verdict", charts.loop_chart(by_model)),
         "",
-        f"**The verdict flips with the loop in {len(flips)} of {len(effect)} comparisons.**",
+        f"**The verdict flips with the loop in {len(flips)} of {len(effect)} comparisons** (one per machine, "
+        "workload size and accelerator).",
         "",
         "Tuning speeds up both sides: *accelerator gain* and *CPU gain* are as-written time over tuned time "
         "on each device.",
         "",
-        site.chart("loops-gain", charts.gain_chart(effect)),
+        site.chart("loops-gain", charts.gain_chart(by_model)),
         "",
     ]
-    ordered = effect.sort_values(["flips", "workload", "point"], ascending=[False, True, True])
+    ordered = by_model.sort_values(["flips", "workload", "point"], ascending=[False, True, True])
     rows = [
         [
-            _machine_link(r.machine_id),
             _accelerator(r.gpu_model),
             esc(r.workload),
             esc(r.point or "-"),
             _framework(r.framework),
+            str(r.machines),
             _x(r.as_written),
             _x(r.tuned),
             "**yes**" if r.flips else "no",
@@ -373,11 +391,11 @@ def loops_page(site: Site) -> str:
     ]
     lines += _table(
         [
-            "machine",
             "accelerator",
             "workload",
             "point",
             "framework",
+            "machines",
             "speedup as-written",
             "speedup tuned",
             "verdict flips",
@@ -395,27 +413,31 @@ def frameworks_page(site: Site) -> str:
         "# Frameworks",
         "",
         "The same workload (same model, data and loop: equal `workload_hash`) in each framework on the same "
-        "machine and device: time over PyTorch's time (below 1x the framework is faster than PyTorch).",
+        "machine and device: time over PyTorch's time (below 1x the framework is faster than PyTorch), median over "
+        "the machines with each device.",
         "",
     ]
     if table.empty:
         return "\n".join([*lines, "No workload has been measured in two frameworks on one machine yet."]) + "\n"
+    table = aggregate.frameworks_by_device(table)
     lines += [site.chart("frameworks", charts.framework_chart(table)), ""]
     rows = [
         [
-            _machine_link(r.machine_id),
+            f"{esc(r.device_name)} ({esc(r.device)})",
             esc(r.workload),
             esc(r.point or "-"),
             esc(r.variant),
-            f"{esc(r.device_name)} ({esc(r.device)})",
             _framework(r.framework),
+            str(r.machines),
             _seconds(r.median_s),
             _seconds(r.median_s_base),
             _x(r.ratio),
         ]
         for r in table.sort_values(["workload", "point", "variant", "device"]).itertuples()
     ]
-    lines += _table(["machine", "workload", "point", "loop", "device", "framework", "median", "PyTorch", "ratio"], rows)
+    lines += _table(
+        ["device", "workload", "point", "loop", "framework", "machines", "median", "PyTorch", "ratio"], rows
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -565,6 +587,28 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
                 for r in rows.sort_values(["workload", "point", "variant", "device"]).itertuples()
             ],
         )
+        crossings = site.crossings[site.crossings["machine_id"] == machine_id]
+        if not crossings.empty:
+            lines += [
+                "",
+                "## Crossover",
+                "",
+                "Where this machine's accelerator starts to beat its CPU on the [depth sweep](../crossover.md).",
+                "",
+            ]
+            lines += _table(
+                ["accelerator", "loop", "framework", "verdict", "break-even (parameters)"],
+                [
+                    [
+                        _accelerator(r.gpu_model),
+                        esc(r.variant),
+                        _framework(r.framework),
+                        esc(r.verdict),
+                        _count(r.break_even_params),
+                    ]
+                    for r in crossings.itertuples()
+                ],
+            )
         if s.top_ops:
             lines += [
                 "",

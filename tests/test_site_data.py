@@ -99,7 +99,7 @@ def test_empty_results_give_an_empty_frame(tmp_path):
 
 
 def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
-    from site_builder import charts
+    from site_builder import aggregate, charts
 
     cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
     gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})
@@ -108,12 +108,13 @@ def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
     table = speedups(frame)
     summary = speedup_summary(table)
     effect = loop_effect(table)
+    by_model = aggregate.loop_by_accelerator(effect)
     built = [
         charts.speedup_overview(summary),
         charts.vendor_chart(summary),
-        charts.crossover_chart(frame),
-        charts.loop_chart(effect),
-        charts.gain_chart(effect),
+        charts.crossover_chart(aggregate.sweep_by_device(frame)),
+        charts.loop_chart(by_model),
+        charts.gain_chart(by_model),
     ]
     assert len(effect) == 3
     for chart in built:
@@ -192,3 +193,20 @@ def test_collector_keeps_the_newest_fingerprint_and_every_run():
     (summary,) = collector.machines.values()
     assert summary.machine.memory_gib == 64.0 and len(summary.runs) == 2
     assert collector.frame()["median_s"].tolist() == [1.0]
+
+
+def test_chart_data_is_bounded_by_device_models_not_machines():
+    from site_builder import aggregate
+
+    results = []
+    for i in range(60):
+        cpu = sweep("cpu", {2: 1.0, 3: 2.0})
+        gpu = sweep("cuda", {2: 4.0, 3: 1.0})
+        results.append((Path(str(i)), make_result(cpu + gpu, machine_id=f"{i:016x}")))
+    frame = measurements_frame(results)
+    assert frame["machine_id"].nunique() == 60
+    sweep_rows = aggregate.sweep_by_device(frame)
+    assert len(sweep_rows) == 4 and set(sweep_rows["machines"]) == {60}  # 2 devices x 2 depths
+    crossings = crossovers(frame)
+    (summary,) = aggregate.crossover_summary(crossings).to_dict("records")
+    assert summary["machines"] == 60 and summary["crossing"] == 60
