@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import html
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -140,8 +141,26 @@ def _accelerator(model: str) -> str:
     return esc(model) if model else "none"
 
 
+_LINK = re.compile(r"\[([^\]]*)\]\(([^)\s]*?)(\.md)?\)")
+_STRONG = re.compile(r"\*\*([^*]+)\*\*")
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def _cell_html(cell: str) -> str:
+    """Our own Markdown in a cell (links to pages, bold, code) as HTML. Text from result files went through
+    esc() first, which turns every Markdown character into a character reference, so none of it matches."""
+    cell = _LINK.sub(lambda m: f'<a href="{m.group(2)}{".html" if m.group(3) else ""}">{m.group(1)}</a>', cell)
+    cell = _STRONG.sub(r"<strong>\1</strong>", cell)
+    return _CODE.sub(r"<code>\1</code>", cell)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header), *("| " + " | ".join(r) + " |" for r in rows)]
+    """A table as one raw HTML block: Python-Markdown passes it through instead of running its inline
+    patterns over every cell, which keeps long tables (machine pages, leaderboards) fast to build. Links
+    point at the .html pages the offline build writes."""
+    head = "".join(f"<th>{_cell_html(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{_cell_html(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return ["", f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", ""]
 
 
 def _empty(title: str, what: str) -> str:

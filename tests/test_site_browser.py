@@ -105,16 +105,14 @@ def base_urls(site: Path, server: str) -> dict[str, str]:
 
 
 def wait_for_charts(page) -> int:
-    charts = page.locator("div.benchsite-chart").count()
-    if charts:
+    """Wait until every chart placeholder on the page has drawn SVG marks; returns how many there are."""
+    if page.locator("div.benchsite-chart").count():
         page.wait_for_function(
-            """n => [...document.querySelectorAll('div.benchsite-chart')]
-                   .filter(el => el.querySelector('svg g.mark-symbol path, svg g.mark-rect path, svg g.mark-line path'))
-                   .length === n""",
-            arg=charts,
+            """() => [...document.querySelectorAll('div.benchsite-chart')].every(el =>
+                   el.querySelector('svg g.mark-symbol path, svg g.mark-rect path, svg g.mark-line path'))""",
             timeout=45_000,
         )
-    return charts
+    return page.locator("div.benchsite-chart").count()
 
 
 @pytest.mark.parametrize("mode", ["http", "file"])
@@ -170,11 +168,13 @@ def test_instant_navigation_redraws_charts(site, server, browser):
     page.evaluate("window.__sameDocument = true")
     page.locator("nav.md-nav--primary a.md-nav__link[href$='crossover.html']").first.click()
     page.wait_for_url("**/crossover.html")
+    page.locator("article h1", has_text="Crossover").wait_for()  # the new content is in place
     charts = wait_for_charts(page)
     assert charts >= 1
     assert page.evaluate("window.__sameDocument") is True  # swapped in place: no full page load
     page.go_back()
     page.wait_for_url("**/index.html")
+    page.locator("article h2", has_text="The answer at a glance").wait_for()
     assert wait_for_charts(page) >= 1
     context.close()
     assert watch.errors == [] and watch.foreign == []
