@@ -168,6 +168,7 @@ def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
     )
 
     from runner import api
+    from runner.summary import format_seconds
 
     bars = Progress(
         TextColumn("{task.description}"),
@@ -203,7 +204,7 @@ def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
             bars.console.print(f"[yellow]skipped[/yellow] {label(group, case)}: {escape(m.skip_reason or '')}")
         elif m.median_s is not None:
             unstable = "" if m.stable else " [yellow](unstable)[/yellow]"
-            bars.console.print(f"{label(group, case)}: {_fmt_s(m.median_s)} per {m.unit}{unstable}")
+            bars.console.print(f"{label(group, case)}: {format_seconds(m.median_s)} per {m.unit}{unstable}")
 
     progress = api.Progress(
         note=lambda t: bars.console.print(escape(t)), case_started=started, case_progress=step, case_finished=finished
@@ -212,16 +213,8 @@ def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
         return api.execute(plan, progress)
 
 
-def _fmt_s(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.3g} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.3g} ms"
-    return f"{seconds * 1e6:.3g} us"
-
-
 def _print_summary(result: ResultFile) -> None:
-    from runner.summary import speedup_rows
+    from runner.summary import format_seconds, speedup_rows
 
     rows = speedup_rows(result)
     if not rows:
@@ -240,12 +233,12 @@ def _print_summary(result: ResultFile) -> None:
         cells = [
             escape(f"{row['workload']} {row['point']}".strip()),
             row["variant"],
-            _fmt_s(row["cpu_s"]) if row["cpu_s"] else "-",
+            format_seconds(row["cpu_s"]) if row["cpu_s"] else "-",
         ]
         if accelerated:
             speedup = row["speedup"]
             colour = "green" if speedup is not None and speedup >= 1 else "red"
-            cells.append(f"{_fmt_s(row['accel_s'])} ({row['accel']})" if row["accel_s"] else "-")
+            cells.append(f"{format_seconds(row['accel_s'])} ({row['accel']})" if row["accel_s"] else "-")
             cells.append("-" if speedup is None else f"[{colour}]{speedup:.2f}x[/{colour}]")
         table.add_row(*cells)
     console.print(table)

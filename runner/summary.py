@@ -7,6 +7,15 @@ from typing import Any
 from runner.schema import ResultFile
 
 
+def format_seconds(seconds: float) -> str:
+    """A duration with three significant digits in s, ms or µs."""
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
 def speedup_rows(result: ResultFile) -> list[dict[str, Any]]:
     """One row per (workload, point, variant, framework) with CPU and best-accelerator medians.
 

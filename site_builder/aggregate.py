@@ -55,27 +55,10 @@ COLUMNS = [
     "unit",
 ]
 KEY = ["machine_id", "workload_hash", "framework", "device"]
-# Repeated text columns are stored once per distinct value (pandas categoricals).
-CATEGORIES = [
-    "machine_id",
-    "cpu_model",
-    "gpu_model",
-    "gpu_vendor",
-    "system_type",
-    "run_id",
-    "profile",
-    "workload",
-    "point",
-    "model",
-    "mode",
-    "variant",
-    "framework",
-    "device",
-    "device_name",
-    "precision",
-    "status",
-    "unit",
-]
+NUMERIC = ["median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"]
+# Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
+# numbers, dates and flags stay as they are.
+CATEGORIES = [c for c in COLUMNS if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable"}]
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "intel": "Intel", "other": "other"}
 TOP_OPS_PER_MEASUREMENT = 5
 
@@ -186,7 +169,7 @@ class Collector:
         frame = pd.DataFrame(self._columns, columns=COLUMNS)
         if frame.empty:
             return frame
-        for name in ("median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"):
+        for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
         frame = frame.sort_values("started_at", kind="stable").drop_duplicates(KEY, keep="last")
@@ -202,14 +185,19 @@ def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFra
     return collector.frame()
 
 
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+def plain(frame: pd.DataFrame) -> pd.DataFrame:
     """Categoricals back to plain columns: merges and group-bys on them then behave like ordinary text."""
     return frame.astype({c: "object" for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
 
 
+def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The measurements that have a time, as plain columns."""
+    return plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
+
+
 def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     """Accelerator rows joined with the same machine's CPU row: speedup = CPU time / accelerator time."""
-    ok = _plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
+    ok = ok_rows(frame)
     cpu = ok[ok["device"] == "cpu"][["machine_id", "workload_hash", "framework", "median_s", "device_name"]]
     accel = ok[ok["device"] != "cpu"]
     joined = accel.merge(
@@ -274,13 +262,11 @@ def _verdict(xs: list[float], ratio: list[float]) -> tuple[str, float | None]:
 CROSSOVER_COLUMNS = ["machine_id", "variant", "framework", "device", "gpu_model", "verdict", "break_even_params"]
 
 
-def crossovers_empty() -> pd.DataFrame:
-    return pd.DataFrame(columns=CROSSOVER_COLUMNS)
-
-
-def crossovers(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
-    """Per machine, variant, framework and accelerator: the parameter count where the accelerator wins."""
-    table = speedups(frame)
+def crossovers(table: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
+    """Per machine, variant, framework and accelerator: the parameter count where the accelerator wins.
+    `table` is the speedups() table."""
+    if table.empty:
+        return pd.DataFrame(columns=CROSSOVER_COLUMNS)
     table = table[table["workload"] == workload]
     rows = []
     for (machine, variant, framework, device), group in table.groupby(
@@ -315,9 +301,11 @@ BATCH_COLUMNS = [
 ]
 
 
-def batch_crossovers(frame: pd.DataFrame) -> pd.DataFrame:
-    """Per machine, model, mode and variant of a batch-size sweep: the batch size where the accelerator wins."""
-    table = speedups(frame)
+def batch_crossovers(table: pd.DataFrame) -> pd.DataFrame:
+    """Per machine, model, mode and variant of a batch-size sweep: the batch size where the accelerator wins.
+    `table` is the speedups() table."""
+    if table.empty:
+        return pd.DataFrame(columns=BATCH_COLUMNS)
     table = table[table["batch_size"].notna()]
     rows = []
     keys = ["machine_id", "model", "mode", "variant", "framework", "device"]
@@ -372,7 +360,7 @@ def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.Dat
     """Each framework's time over the baseline framework's on the same machine and device for the same
     workload_hash (the hash leaves the framework out, so it names the same model, data and loop): >1 means
     the baseline is faster."""
-    ok = _plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
+    ok = ok_rows(frame)
     keys = ["machine_id", "device", "workload_hash"]
     base = ok[ok["framework"] == baseline][[*keys, "median_s"]]
     other = ok[ok["framework"] != baseline]
@@ -397,7 +385,7 @@ def _top(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.Data
 
 def sweep_by_device(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
     """Per device model, loop, framework and sweep point: the median time over machines."""
-    rows = _plain(frame[(frame["workload"] == workload) & (frame["status"] == "ok") & frame["median_s"].notna()])
+    rows = ok_rows(frame[frame["workload"] == workload])
     rows = _top(rows, "device_name", 2 * CHART_MODELS)
     keys = ["device", "device_name", "variant", "framework", "depth", "params"]
     return (

@@ -19,6 +19,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from runner.summary import format_seconds
 from site_builder import aggregate, charts
 from site_builder.aggregate import MachineSummary
 from site_builder.escape import text as esc
@@ -45,7 +46,6 @@ class Site:
     rejected: list[str] = field(default_factory=list)
     files: int = 0
     exports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    _by_machine: dict[str, pd.DataFrame] | None = field(default=None, repr=False)
 
     @classmethod
     def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
@@ -64,23 +64,28 @@ class Site:
     @functools.cached_property
     def crossings(self) -> pd.DataFrame:
         """Depth-sweep break-even per machine, loop, framework and accelerator."""
-        return aggregate.crossovers(self.frame) if not self.frame.empty else aggregate.crossovers_empty()
+        return aggregate.crossovers(self.speedups)
 
     @functools.cached_property
     def batch_crossings(self) -> pd.DataFrame:
-        return aggregate.batch_crossovers(self.frame) if not self.frame.empty else pd.DataFrame()
+        return aggregate.batch_crossovers(self.speedups)
+
+    @functools.cached_property
+    def rows(self) -> pd.DataFrame:
+        """Every measurement as plain columns with its speedup over the same machine's CPU (NaN if none)."""
+        rows = aggregate.plain(self.frame)
+        if self.speedups.empty:
+            return rows.assign(speedup=float("nan"))
+        speed = self.speedups[[*aggregate.KEY, "speedup"]]
+        return rows.merge(speed, on=aggregate.KEY, how="left")
+
+    @functools.cached_property
+    def _by_machine(self) -> dict[str, pd.DataFrame]:
+        return {str(key): group for key, group in self.rows.groupby("machine_id", sort=False)}
 
     def machine_rows(self, machine_id: str) -> pd.DataFrame:
-        """One machine's measurements with their speedups; the frame is split by machine once, not per page."""
-        if self._by_machine is None:
-            rows = aggregate._plain(self.frame)
-            if not self.speedups.empty:
-                speed = self.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
-                rows = rows.merge(speed, on=["machine_id", "workload_hash", "framework", "device"], how="left")
-            else:
-                rows = rows.assign(speedup=float("nan"))
-            self._by_machine = {str(key): group for key, group in rows.groupby("machine_id", sort=False)}
-        return self._by_machine.get(machine_id, pd.DataFrame(columns=[*self.frame.columns, "speedup"]))
+        """One machine's measurements with their speedups; the rows are split by machine once, not per page."""
+        return self._by_machine.get(machine_id, self.rows.iloc[:0])
 
     def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> str:
         """A placeholder that site JavaScript fills with vega-embed (the spec travels escaped in an
@@ -107,13 +112,7 @@ class Page:
 
 
 def _seconds(value: float | None) -> str:
-    if value is None or pd.isna(value):
-        return "-"
-    if value >= 1:
-        return f"{value:.3g} s"
-    if value >= 1e-3:
-        return f"{value * 1e3:.3g} ms"
-    return f"{value * 1e6:.3g} µs"
+    return "-" if value is None or pd.isna(value) else format_seconds(value)
 
 
 def _ci(row: Any) -> str:
@@ -310,20 +309,8 @@ def crossover(site: Site) -> str:
         lines += ["No depth-sweep results yet.", ""]
     else:
         lines += [site.chart("crossover-depth", charts.crossover_chart(aggregate.sweep_by_device(frame))), ""]
-        summary = aggregate.crossover_summary(site.crossings)
-        rows = [
-            [
-                _accelerator(r.gpu_model),
-                esc(r.variant),
-                _framework(r.framework),
-                str(r.machines),
-                esc(r.verdicts),
-                _count(r.break_even_params),
-            ]
-            for r in summary.itertuples()
-        ]
-        lines += _table(
-            ["accelerator", "loop", "framework", "machines", "verdicts", "median break-even (parameters)"], rows
+        lines += _crossover_table(
+            aggregate.crossover_summary(site.crossings), "break_even_params", "loop", "median break-even (parameters)"
         )
         lines += ["", "Each machine's own break-even point is on its page."]
     lines += [
@@ -346,22 +333,24 @@ def crossover(site: Site) -> str:
             batches.assign(variant=batches["variant"] + " " + batches["model"] + " " + batches["mode"]),
             at="break_even_batch",
         )
-        rows = [
-            [
-                _accelerator(r.gpu_model),
-                esc(r.variant),
-                _framework(r.framework),
-                str(r.machines),
-                esc(r.verdicts),
-                _count(r.break_even_batch),
-            ]
-            for r in summary.itertuples()
-        ]
-        lines += _table(
-            ["accelerator", "loop, model and mode", "framework", "machines", "verdicts", "median break-even batch"],
-            rows,
-        )
+        lines += _crossover_table(summary, "break_even_batch", "loop, model and mode", "median break-even batch")
     return "\n".join(lines) + "\n"
+
+
+def _crossover_table(summary: pd.DataFrame, at: str, what: str, title: str) -> list[str]:
+    """A crossover_summary() table: per accelerator model and loop, the verdicts and the median break-even."""
+    rows = [
+        [
+            _accelerator(r.gpu_model),
+            esc(r.variant),
+            _framework(r.framework),
+            str(r.machines),
+            esc(r.verdicts),
+            _count(getattr(r, at)),
+        ]
+        for r in summary.itertuples()
+    ]
+    return _table(["accelerator", what, "framework", "machines", "verdicts", title], rows)
 
 
 def loops_page(site: Site) -> str:
@@ -686,12 +675,7 @@ LEADERBOARD_COLUMNS = [
 
 def leaderboard_frame(site: Site, workload: str) -> pd.DataFrame:
     """Every ok measurement of the workload, with the speedup over the same machine's CPU where there is one."""
-    rows = aggregate._plain(site.frame[(site.frame["workload"] == workload) & (site.frame["status"] == "ok")])
-    if not site.speedups.empty:
-        speed = site.speedups[["machine_id", "workload_hash", "framework", "device", "speedup"]]
-        rows = rows.merge(speed, on=["machine_id", "workload_hash", "framework", "device"], how="left")
-    else:
-        rows = rows.assign(speedup=None)
+    rows = site.rows[(site.rows["workload"] == workload) & (site.rows["status"] == "ok")]
     return rows.sort_values(["params", "point", "variant", "median_s"])[LEADERBOARD_COLUMNS]
 
 

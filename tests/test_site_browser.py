@@ -8,6 +8,7 @@ contributed file never run. The site is built from the committed real results pl
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
@@ -15,6 +16,7 @@ import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -100,6 +102,19 @@ class Watch:
         page.route("**/*", route)
 
 
+@contextlib.contextmanager
+def watched_page(browser, server: str, mode: str = "http", **context_options) -> Iterator[Any]:
+    """A fresh page; when the test is done, it must have logged no console error and asked nothing of
+    any host but the test server (over file://, of none)."""
+    context = browser.new_context(**context_options)
+    page = context.new_page()
+    watch = Watch(page, urlparse(server).netloc if mode == "http" else None)
+    yield page
+    context.close()
+    assert watch.errors == [], watch.errors
+    assert watch.foreign == [], watch.foreign
+
+
 def base_urls(site: Path, server: str) -> dict[str, str]:
     return {"http": server, "file": site.as_uri()}
 
@@ -118,50 +133,42 @@ def wait_for_charts(page) -> int:
 @pytest.mark.parametrize("mode", ["http", "file"])
 def test_every_page_loads_clean_and_draws_its_charts(site, server, browser, mode):
     base = base_urls(site, server)[mode]
-    context = browser.new_context()
-    page = context.new_page()
-    watch = Watch(page, urlparse(server).netloc if mode == "http" else None)
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     if mode == "file":
         pages.remove("404.html")  # a server's error page: root-absolute links, meaningless from disk
     assert "index.html" in pages and f"machines/{H200_MACHINE}.html" in pages
     drawn = 0
-    for path in pages:
-        page.goto(f"{base}/{path}")
-        page.wait_for_load_state("load")
-        drawn += wait_for_charts(page)
-        assert page.evaluate("window.__pwned") is None, path
-    context.close()
+    with watched_page(browser, server, mode) as page:
+        for path in pages:
+            page.goto(f"{base}/{path}")
+            page.wait_for_load_state("load")
+            drawn += wait_for_charts(page)
+            assert page.evaluate("window.__pwned") is None, path
     assert drawn >= 8
-    assert watch.errors == [], watch.errors
-    assert watch.foreign == [], watch.foreign
 
 
 @pytest.mark.parametrize("mode", ["http", "file"])
 def test_search_finds_a_machine_by_its_gpu_name(site, server, browser, mode):
-    context = browser.new_context()
-    page = context.new_page()
-    watch = Watch(page, urlparse(server).netloc if mode == "http" else None)
-    page.goto(f"{base_urls(site, server)[mode]}/index.html")
-    page.locator("label.md-header__button[for=__search]").first.click() if page.locator(
-        "input.md-search__input"
-    ).is_hidden() else None
-    page.locator("input.md-search__input").fill("H200")
-    hit = page.locator(f".md-search-result__item a[href*='machines/{H200_MACHINE}']")
-    hit.first.wait_for(timeout=20_000)
-    # Hostile text is indexed too: searching for it shows it, and nothing in it runs.
-    page.locator("input.md-search__input").fill("pwned")
-    page.locator(".md-search-result__item").first.wait_for(timeout=20_000)
-    page.wait_for_timeout(300)
-    assert page.evaluate("window.__pwned") is None
-    context.close()
-    assert watch.errors == [] and watch.foreign == []
+    with watched_page(browser, server, mode) as page:
+        page.goto(f"{base_urls(site, server)[mode]}/index.html")
+        search = page.locator("input.md-search__input")
+        if search.is_hidden():  # narrow layouts hide the field behind a button
+            page.locator("label.md-header__button[for=__search]").first.click()
+        search.fill("H200")
+        page.locator(f".md-search-result__item a[href*='machines/{H200_MACHINE}']").first.wait_for(timeout=20_000)
+        # Hostile text is indexed too: searching for it shows it, and nothing in it runs.
+        search.fill("pwned")
+        page.locator(".md-search-result__item").first.wait_for(timeout=20_000)
+        page.wait_for_timeout(300)
+        assert page.evaluate("window.__pwned") is None
 
 
 def test_instant_navigation_redraws_charts(site, server, browser):
-    context = browser.new_context()
-    page = context.new_page()
-    watch = Watch(page, urlparse(server).netloc)
+    with watched_page(browser, server) as page:
+        instant_navigation(page, server)
+
+
+def instant_navigation(page, server: str) -> None:
     page.goto(f"{server}/index.html")
     wait_for_charts(page)
     page.wait_for_load_state("networkidle")  # the sitemap that instant navigation checks links against
@@ -176,29 +183,28 @@ def test_instant_navigation_redraws_charts(site, server, browser):
     page.wait_for_url("**/index.html")
     page.locator("article h2", has_text="The answer at a glance").wait_for()
     assert wait_for_charts(page) >= 1
-    context.close()
-    assert watch.errors == [] and watch.foreign == []
 
 
 def test_hostile_strings_show_as_text_and_never_run(site, server, browser):
-    context = browser.new_context()
-    page = context.new_page()
-    watch = Watch(page, urlparse(server).netloc)
+    with watched_page(browser, server) as page:
+        hostile_pages(page, server)
+
+
+def hostile_pages(page, server: str) -> None:
     page.goto(f"{server}/machines/{hostile_result().machine.id}.html")
     text = page.locator("article").inner_text()
     assert "<script>window.__pwned=1</script>" in text
     assert "<img src=x onerror=window.__pwned=1>" in text
     assert page.locator("article a[href^='javascript']").count() == 0
-    # Tooltips show strings from files too: hover every mark of the leaderboard-free pages' charts.
+    # Tooltips show strings from files too: hover the marks of every chart page.
     for path in ("index.html", "speedups.html", "crossover.html", "loops.html", "frameworks.html"):
         page.goto(f"{server}/{path}")
         wait_for_charts(page)
         marks = page.locator(MARKS)
         for i in range(min(marks.count(), 40)):
             marks.nth(i).hover(force=True)
+        assert page.locator("#vg-tooltip-element").count() == 1, path  # the hovers did show tooltips
         assert page.evaluate("window.__pwned") is None, path
-    context.close()
-    assert watch.errors == [] and watch.foreign == []
 
 
 def test_tables_sort_by_a_click_on_their_heading(site, server, browser):

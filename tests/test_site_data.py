@@ -78,14 +78,14 @@ def test_crossover_is_interpolated_in_log_space():
     cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
     gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})  # ratio 0.5 at 1e3, 2.0 at 1e4: crosses at 10**3.5
     frame = measurements_frame([(Path("r"), make_result(cpu + gpu))])
-    (row,) = crossovers(frame).to_dict("records")
+    (row,) = crossovers(speedups(frame)).to_dict("records")
     assert row["verdict"] == "crossover"
     assert row["break_even_params"] == pytest.approx(10**3.5)
 
 
 def test_the_committed_h200_run_shows_the_seed_001_crossover():
     frame = load_results(REPO_RESULTS, strict=True).collector.frame()
-    table = crossovers(frame)
+    table = crossovers(speedups(frame))
     h200 = table[(table["gpu_model"] == "NVIDIA H200") & (table["variant"] == "as-written")]
     if h200.empty:
         pytest.skip("no H200 result committed")
@@ -157,7 +157,7 @@ def transformer(device: str, times: dict[int, float], variant: str = "tuned") ->
 def test_batch_crossover_is_found_on_the_batch_axis():
     cpu = transformer("cpu", {8: 1.0, 32: 4.0})
     gpu = transformer("cuda", {8: 2.0, 32: 2.0})  # 0.5x at 8, 2x at 32: crosses at 16
-    (row,) = batch_crossovers(measurements_frame([(Path("r"), make_result(cpu + gpu))])).to_dict("records")
+    (row,) = batch_crossovers(speedups(measurements_frame([(Path("r"), make_result(cpu + gpu))]))).to_dict("records")
     assert row["verdict"] == "crossover" and row["break_even_batch"] == pytest.approx(16)
 
 
@@ -207,6 +207,6 @@ def test_chart_data_is_bounded_by_device_models_not_machines():
     assert frame["machine_id"].nunique() == 60
     sweep_rows = aggregate.sweep_by_device(frame)
     assert len(sweep_rows) == 4 and set(sweep_rows["machines"]) == {60}  # 2 devices x 2 depths
-    crossings = crossovers(frame)
+    crossings = crossovers(speedups(frame))
     (summary,) = aggregate.crossover_summary(crossings).to_dict("records")
     assert summary["machines"] == 60 and summary["crossing"] == 60
