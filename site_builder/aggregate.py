@@ -164,6 +164,24 @@ class Collector:
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements)))
         return summary
 
+    def merge(self, other: Collector) -> None:
+        """Fold in a collector filled elsewhere (a loading process): its rows appended; per machine the newest
+        fingerprint, every run, and the newest top operators per measurement."""
+        self.files += other.files
+        for name, values in other._columns.items():
+            self._columns[name].extend(values)
+        for machine_id, theirs in other.machines.items():
+            ours = self.machines.get(machine_id)
+            if ours is None:
+                self.machines[machine_id] = theirs
+                continue
+            newer, older = (theirs, ours) if theirs.started_at > ours.started_at else (ours, theirs)
+            newer.runs = ours.runs + theirs.runs
+            for key, (when, row) in older.top_ops.items():
+                if key not in newer.top_ops or newer.top_ops[key][0] < when:
+                    newer.top_ops[key] = (when, row)
+            self.machines[machine_id] = newer
+
     def frame(self) -> pd.DataFrame:
         """One row per measurement; where a machine ran the same measurement more than once, the newest run."""
         frame = pd.DataFrame(self._columns, columns=COLUMNS)

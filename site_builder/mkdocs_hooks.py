@@ -57,13 +57,14 @@ def _navigation(pages: list[Any]) -> list[Any]:
 
 def on_config(config: Any) -> Any:
     from site_builder.load import load_results
-    from site_builder.pages import Site, registry
+    from site_builder.pages import RAW, Site, registry
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
     loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1")
     for problem in loaded.problems:
         log.info("benchsite: left out %s", problem)
+    RAW.clear()  # `mkdocs serve` rebuilds in the same process
     site = Site.from_collector(loaded.collector, loaded.rejected)
     pages = registry(site)
     _state.update(site=site, pages=pages)
@@ -90,3 +91,9 @@ def on_files(files: Files, config: Any) -> Files:
     bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
     files.append(File.generated(config, "assets/vega-bundle.js", content=bundle))
     return files
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    from site_builder.pages import RAW
+
+    return RAW.restore(html)

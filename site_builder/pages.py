@@ -94,7 +94,7 @@ class Site:
         self.exports[name] = spec
         payload = html.escape(json.dumps(spec, separators=(",", ":")), quote=True)
         return (
-            f'<div class="benchsite-chart" id="chart-{name}" data-spec="{payload}"></div>\n\n'
+            RAW.stash(f'<div class="benchsite-chart" id="chart-{name}" data-spec="{payload}"></div>') + "\n\n"
             f"Download this chart: [PNG]({prefix}charts/{name}.png) · [SVG]({prefix}charts/{name}.svg)\n"
         )
 
@@ -153,13 +153,39 @@ def _cell_html(cell: str) -> str:
     return _CODE.sub(r"<code>\1</code>", cell)
 
 
+class RawBlocks:
+    """HTML that goes into a page untouched. Python-Markdown runs an HTML parser over every raw HTML block,
+    which dominated long builds (a machine page's results, a leaderboard); a table is stashed here, its
+    place marked by an HTML comment, and the hook's on_page_content puts it back after Markdown. Text from
+    result files is escaped before it gets here (esc() makes '<' a character reference), so no file can
+    forge a marker."""
+
+    MARKER = re.compile(r"<!--benchsite-raw-(\d+)-->")
+
+    def __init__(self) -> None:
+        self.blocks: dict[str, str] = {}
+
+    def stash(self, block: str) -> str:
+        key = str(len(self.blocks))
+        self.blocks[key] = block
+        return f"<!--benchsite-raw-{key}-->"
+
+    def restore(self, page_html: str) -> str:
+        return self.MARKER.sub(lambda m: self.blocks.pop(m.group(1), m.group(0)), page_html)
+
+    def clear(self) -> None:
+        self.blocks.clear()
+
+
+RAW = RawBlocks()
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A table as one raw HTML block: Python-Markdown passes it through instead of running its inline
-    patterns over every cell, which keeps long tables (machine pages, leaderboards) fast to build. Links
-    point at the .html pages the offline build writes."""
+    """A table of escaped cells as HTML, stashed past Markdown (see RawBlocks). Links point at the .html
+    pages the offline build writes."""
     head = "".join(f"<th>{_cell_html(h)}</th>" for h in header)
     body = "".join("<tr>" + "".join(f"<td>{_cell_html(c)}</td>" for c in row) + "</tr>" for row in rows)
-    return ["", f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>", ""]
+    return ["", RAW.stash(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"), ""]
 
 
 def _empty(title: str, what: str) -> str:

@@ -210,3 +210,34 @@ def test_chart_data_is_bounded_by_device_models_not_machines():
     crossings = crossovers(speedups(frame))
     (summary,) = aggregate.crossover_summary(crossings).to_dict("records")
     assert summary["machines"] == 60 and summary["crossing"] == 60
+
+
+def test_parallel_loading_gives_what_one_process_gives(tmp_path):
+    """Above PARALLEL_MIN_FILES the files are parsed in worker processes and merged in file order."""
+    from site_builder.load import PARALLEL_MIN_FILES
+
+    results = tmp_path / "results"
+    base = make_result(sweep("cpu", {2: 1.0, 3: 2.0}) + sweep("cuda", {2: 4.0, 3: 1.0}))
+    for i in range(PARALLEL_MIN_FILES + 6):
+        machine_id = f"{i % 20:016x}"  # several runs per machine, spread over the chunks
+        result = base.model_copy(
+            update={
+                "machine": base.machine.model_copy(update={"id": machine_id}),
+                "run": base.run.model_copy(
+                    update={"id": f"{i:032x}", "started_at": base.run.started_at + timedelta(hours=i)}
+                ),
+                "measurements": [m.model_copy(update={"median_s": m.median_s * (1 + i)}) for m in base.measurements],
+            }
+        )
+        storage.save(result, results / machine_id / f"{i:03d}.yaml")
+    (results / "ffffffffffffffff").mkdir()
+    (results / "ffffffffffffffff" / "broken.yaml").write_text("machine: [")
+    one = load_results(results, workers=1)
+    many = load_results(results, workers=2)
+    assert many.accepted == one.accepted and many.rejected == one.rejected
+    assert many.collector.frame().equals(one.collector.frame())
+    assert many.collector.machines.keys() == one.collector.machines.keys()
+    for machine_id, summary in one.collector.machines.items():
+        other = many.collector.machines[machine_id]
+        assert other.started_at == summary.started_at and sorted(other.runs) == sorted(summary.runs)
+    assert len(one.collector.machines) == 20 and one.collector.files == PARALLEL_MIN_FILES + 6
