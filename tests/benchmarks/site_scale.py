@@ -13,6 +13,8 @@ Then, each in a fresh process:
 - parse: every file through `runner.storage.parse` (size limit, LibYAML safe load, schema): the least any
   build must do; the YAML load alone is timed too;
 - build: `mkdocs build --strict` of the real site from those files (every page, CSV, chart and export).
+  The build parses with one process per CPU (site_builder.load); the parse baseline is one process, so on a
+  machine with more cores the ratio flatters the build more. Both are wall times.
 Reports wall time, peak RSS (from wait4) and build/parse. Targets: build <= 3x parse at 10,000 files, roughly
 linear growth from 1,000, peak memory < 2 GiB. Not part of the test run.
 """
