@@ -24,6 +24,7 @@ from runner import SUITE_VERSION, __version__, executor
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, canonical_framework
 from runner.schema import (
+    SCHEMA_VERSION,
     Accelerator,
     FrameworkInfo,
     Machine,
@@ -376,7 +377,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         progress.note("Interrupted: writing the measurements that finished.")
     finished = datetime.now(timezone.utc)
     result = ResultFile(
-        schema_version=1,
+        schema_version=SCHEMA_VERSION,
         benchsite_version=__version__,
         suite=Suite(version=SUITE_VERSION, profile=plan.options.profile),
         run=Run(

@@ -9,6 +9,8 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 
 - 1 (benchsite 0.1.0): first version. Machine fingerprint, software, sync self-tests, measurements with
   raw samples and their statistics.
+- 2 (benchsite 0.2.0): `equivalence`, the proof that each framework's model computes what PyTorch's does.
+  Version 1 files stay valid (they have no equivalence list).
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -224,6 +227,36 @@ class Measurement(Strict):
     wall_s: NonNegative | None = Field(None, description="Wall time of the whole measurement.")
 
 
+class EquivalenceCheck(Strict):
+    """Does this framework's model compute what PyTorch's does? PyTorch's initial weights and one batch are
+    copied across; parameters, forward FLOPs, output shape, loss and gradients are compared (dropout off)."""
+
+    framework: Identifier
+    reference: Identifier = Field("torch", description="The framework compared with.")
+    workload: Identifier
+    point: dict[Identifier, PointValue] = Field(default_factory=dict)
+    status: Literal["passed", "failed", "error"] = Field(
+        description="'failed': a difference beyond tolerance (see detail); 'error': the check could not run."
+    )
+    params: int | None = Field(None, ge=0, description="Trainable parameters of this framework's model.")
+    reference_params: int | None = Field(None, ge=0)
+    forward_flops: NonNegative | None = Field(
+        None, description="Forward FLOPs per example counted from this framework's own traced computation."
+    )
+    analytic_flops: NonNegative | None = Field(None, description="The suite's analytic forward FLOPs per example.")
+    output_shape: list[Annotated[int, Field(ge=0)]] = Field(default_factory=list)
+    loss: Finite | None = None
+    reference_loss: Finite | None = None
+    loss_rel_diff: NonNegative | None = Field(None, description="|loss - reference| / |reference|.")
+    grad_rel_diff: NonNegative | None = Field(
+        None,
+        description="Largest over parameter tensors of max |g - g_ref| / max |g_ref|.",
+    )
+    loss_rtol: NonNegative = Field(description="Tolerance on loss_rel_diff.")
+    grad_rtol: NonNegative = Field(description="Tolerance on grad_rel_diff.")
+    detail: LongText = ""
+
+
 # --- the file -----------------------------------------------------------------------------------------------
 
 
@@ -242,13 +275,16 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2] = Field(description="Version of this format; see runner/schema.py.")
     benchsite_version: Text
     suite: Suite
     run: Run
     machine: Machine
     software: Software
     sync_selftests: list[SyncSelfTest] = Field(default_factory=list)
+    equivalence: list[EquivalenceCheck] = Field(
+        default_factory=list, description="One check per framework other than PyTorch, workload and point."
+    )
     measurements: list[Measurement] = Field(default_factory=list)
 
 

@@ -18,7 +18,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from runner.schema import SCHEMA_VERSION, ResultFile
+from runner.schema import READABLE_VERSIONS, SCHEMA_VERSION, ResultFile
 
 # A full standard run with raw samples is ~100-300 KiB; anything far larger is not a result file.
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -96,11 +96,11 @@ def parse(text: str | bytes, path: str = "<string>") -> tuple[ResultFile | None,
     if not isinstance(data, dict):
         return None, [Problem(path, "", f"expected a mapping at the top level, got {type(data).__name__}")]
     version = data.get("schema_version")
-    if version != SCHEMA_VERSION:
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
         hint = (
             "written by a newer benchsite: upgrade with `pip install -U benchsite`"
             if isinstance(version, int) and version > SCHEMA_VERSION
-            else f"this benchsite reads schema_version {SCHEMA_VERSION}"
+            else f"this benchsite reads schema_version {', '.join(map(str, READABLE_VERSIONS))}"
         )
         return None, [Problem(path, "schema_version", f"unsupported value {version!r}: {hint}")]
     try:

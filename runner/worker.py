@@ -6,6 +6,8 @@ stderr so it cannot corrupt the protocol. Jobs:
 - describe:  the framework's version, build and devices
 - selftest:  the sync self-test on one device
 - measure:   a list of cases of one workload, variant and device; one `result` line per case
+- equivalence: output, loss and gradients of (workload, case) items on the CPU, saved as .npz files for
+  runner.equivalence to compare (the reference framework makes the weights and batch the others load)
 
 After a failed case the child exits (a CUDA error can poison the whole process); the parent starts a
 fresh child for the cases that remain.
@@ -20,6 +22,7 @@ import os
 import sys
 import time
 import traceback
+from pathlib import Path
 from typing import IO, Any
 
 from runner import privacy
@@ -90,7 +93,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         with Monitor() as monitor:
             timing = measure(
                 program.run_unit,
-                device.sync,
+                getattr(program, "sync", device.sync),  # TF and JAX wait on what the program computed
                 budget_s=job["budget_s"],
                 target_rel_ci=job.get("target_rel_ci", 0.02),
                 on_sample=progress,
@@ -121,7 +124,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             peak_device_mib=device.peak_memory_mib(),
             cpu_util=monitor.usage.cpu_util,
             load_avg=monitor.usage.load_avg,
-            threads=_threads(job["framework"]),
+            threads=_framework(job["framework"]).threads(),
             top_ops=top_ops,
         )
     finally:
@@ -132,12 +135,36 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     return base
 
 
-def _threads(framework: str) -> int | None:
-    if framework == "torch":
-        import torch
+def run_equivalence(job: dict[str, Any], out: IO[str]) -> int:
+    """Compute each item's equivalence data and save it as `<dir>/<workload>-<index>-<framework>.npz`."""
+    import numpy as np
 
-        return torch.get_num_threads()
-    return None
+    from runner.frameworks import REFERENCE
+
+    framework, directory = job["framework"], Path(job["dir"])
+    for workload_id, index in job["items"]:
+        event: dict[str, Any] = {"event": "equivalence", "workload": workload_id, "index": index}
+        try:
+            workload = get_workload(workload_id)
+            case = workload.cases(job["profile"])[index]
+            compute = import_builder(workload.implementations[framework] + "_equivalence")
+            if framework == REFERENCE:
+                result = compute(case, job["batch"])
+            else:
+                with np.load(directory / f"{workload_id}-{index}-{REFERENCE}.npz") as ref:
+                    result = compute(case, {key: ref[key] for key in ref.files})
+            arrays = {f"g{i}": g for i, g in enumerate(result.pop("grads"))}
+            arrays.update({f"w{i}": w for i, w in enumerate(result.pop("weights", []))})
+            arrays.update({key: np.asarray(result[key]) for key in result})
+            target = directory / f"{workload_id}-{index}-{framework}.npz"
+            with open(target.with_suffix(".tmp"), "wb") as handle:
+                np.savez(handle, **arrays)
+            os.replace(target.with_suffix(".tmp"), target)
+            event["status"] = "ok"
+        except Exception as exc:
+            event.update(status="error", error=error_info(exc))
+        _emit(out, event)
+    return 0
 
 
 def run_job(job: dict[str, Any], out: IO[str]) -> int:
@@ -147,6 +174,8 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         _emit(out, {"event": "describe", "info": framework.describe()})
         return 0
     device = framework.make_device(job["device"], job.get("cpu_name", "CPU"))
+    if kind == "equivalence":
+        return run_equivalence(job, out)
     if kind == "selftest":
         _emit(out, {"event": "selftest", "result": framework.sync_selftest(device)})
         return 0

@@ -6,12 +6,16 @@ CLI itself, so a framework that is missing or crashes on import cannot take the 
 
 from __future__ import annotations
 
-# name -> module implementing describe(), make_device(kind, name) and sync_selftest(device)
+# name -> module implementing describe(), make_device(kind, name), sync_selftest(device) and threads()
 FRAMEWORKS: dict[str, str] = {
     "torch": "runner.frameworks.torch",
+    "tensorflow": "runner.frameworks.tensorflow",
+    "jax": "runner.frameworks.jax",
 }
+# The framework every other one is proven equivalent to (runner.equivalence).
+REFERENCE = "torch"
 # What the user may write for --framework; aliases map to the canonical names above.
-ALIASES = {"pytorch": "torch"}
+ALIASES = {"pytorch": "torch", "tf": "tensorflow", "keras": "tensorflow"}
 DEVICE_KINDS = ("cpu", "cuda", "rocm", "mps")
 
 

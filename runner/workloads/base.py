@@ -26,6 +26,8 @@ class Case:
     samples_per_unit: int
     params: int | None = None
     flops_per_unit: float | None = None
+    # Analytic forward FLOPs of one example: what every framework's own count must match (equivalence).
+    forward_flops: float | None = None
 
     def workload_hash(self, variant: str) -> str:
         """Hash of everything that changes the numbers. Framework and device are not in it: they are what
@@ -47,7 +49,11 @@ class Workload:
     unit: str
     cases: Callable[[str], list[Case]]
     # framework name -> "module:function" that builds a Program; imported lazily in the child process.
+    # Where the same module also has "<function>_equivalence", the workload takes part in the equivalence
+    # check (runner.equivalence): that function computes output, loss and gradients for copied weights.
     implementations: dict[str, str] = field(default_factory=dict)
+    # framework name -> why the workload has no implementation there (shown instead of a bare 'skipped').
+    unsupported: dict[str, str] = field(default_factory=dict)
     # Python modules the workload needs beyond its framework; missing ones make it 'skipped'.
     requires: tuple[str, ...] = ()
     variants: tuple[str, ...] = VARIANTS

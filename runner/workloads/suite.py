@@ -20,6 +20,14 @@ from runner.workloads.base import (
 )
 
 TORCH = "runner.frameworks.torch.workloads"
+TF = "runner.frameworks.tensorflow.workloads"
+JAX = "runner.frameworks.jax.workloads"
+
+
+def _everywhere(function: str) -> dict[str, str]:
+    return {
+        framework: f"{module}:{function}" for framework, module in (("torch", TORCH), ("tensorflow", TF), ("jax", JAX))
+    }
 
 
 def _mlp_case(workload: str, point: dict[str, Any], widths: list[int], n: int, config: dict[str, Any]) -> Case:
@@ -32,6 +40,7 @@ def _mlp_case(workload: str, point: dict[str, Any], widths: list[int], n: int, c
         samples_per_unit=n,
         params=mlp_params(widths),
         flops_per_unit=train_flops(layers) * n,
+        forward_flops=sum(layers),
     )
 
 
@@ -94,7 +103,8 @@ def cifar_cases(profile: str) -> list[Case]:
         "loss": "softmax-cross-entropy",
         "data": "synthetic-uniform-v1",
     }
-    return [Case("cifar-lenet", {}, config, "epoch", n, LENET_PARAMS, train_flops(LENET_FORWARD) * n)]
+    flops = train_flops(LENET_FORWARD) * n
+    return [Case("cifar-lenet", {}, config, "epoch", n, LENET_PARAMS, flops, sum(LENET_FORWARD))]
 
 
 # --- seed 004: the pytorch/examples MNIST Net (= the Keras MNIST convnet), batch 64, Adadelta ------------------------
@@ -124,7 +134,8 @@ def mnist_cases(profile: str) -> list[Case]:
         "loss": "nll",
         "data": "synthetic-uint8-v1",
     }
-    return [Case("mnist-cnn", {}, config, "epoch", n, MNIST_PARAMS, train_flops(MNIST_FORWARD) * n)]
+    flops = train_flops(MNIST_FORWARD) * n
+    return [Case("mnist-cnn", {}, config, "epoch", n, MNIST_PARAMS, flops, sum(MNIST_FORWARD))]
 
 
 # --- seed 003: transformers (BERT-base text, DeiT/ViT and ConvNeXt images), train and inference, batch sweep --------
@@ -284,7 +295,7 @@ WORKLOADS = [
         "and pinned memory on the GPU.",
         "epoch",
         tabular_cases,
-        {"torch": f"{TORCH}:tabular_mlp"},
+        _everywhere("tabular_mlp"),
     ),
     Workload(
         "depth-sweep",
@@ -294,7 +305,7 @@ WORKLOADS = [
         "from resident tensors.",
         "epoch",
         depth_cases,
-        {"torch": f"{TORCH}:depth_sweep"},
+        _everywhere("depth_sweep"),
     ),
     Workload(
         "cifar-lenet",
@@ -304,7 +315,7 @@ WORKLOADS = [
         "resident batches of 1000, momentum SGD.",
         "epoch",
         cifar_cases,
-        {"torch": f"{TORCH}:cifar_lenet"},
+        _everywhere("cifar_lenet"),
     ),
     Workload(
         "mnist-cnn",
@@ -314,7 +325,7 @@ WORKLOADS = [
         "batch 64, Adadelta, per-sample transforms in a DataLoader.",
         "epoch",
         mnist_cases,
-        {"torch": f"{TORCH}:mnist_cnn"},
+        _everywhere("mnist_cnn"),
     ),
     Workload(
         "transformer",
@@ -326,5 +337,12 @@ WORKLOADS = [
         transformer_cases,
         {"torch": f"{TORCH}:transformer"},
         requires=("transformers",),
+        unsupported={
+            framework: "the transformer workload is PyTorch-only: its models are Hugging Face transformers' "
+            "PyTorch classes built from their configs, and transformers 5 has no TensorFlow or Flax models. "
+            "Re-implementations (keras-hub, flax) lay out their modules differently, so their parameter counts "
+            "could not be proven equal to these"
+            for framework in ("tensorflow", "jax")
+        },
     ),
 ]

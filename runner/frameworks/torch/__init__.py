@@ -85,6 +85,10 @@ def make_device(kind: str, cpu_name: str = "CPU") -> TorchDevice:
     return TorchDevice(kind, "Apple GPU (MPS)", dev, _SYNC[kind](dev), bf16=False, graphs=False)
 
 
+def threads() -> int | None:
+    return torch.get_num_threads()
+
+
 def _blas() -> str | None:
     match = re.search(r"BLAS_INFO=(\w+)", torch.__config__.show())
     return match.group(1) if match else None

@@ -9,7 +9,6 @@ those are part of what the seed measured.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -19,9 +18,9 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from runner.frameworks.torch import TorchDevice
+from runner.workloads import data as synthetic
 from runner.workloads.base import Case
 
-DATA_SEED = 20240601  # fixed: every machine trains on the same synthetic data
 TOP_OPS = 10
 
 
@@ -75,10 +74,6 @@ class Program:
         ]
 
 
-def _generator() -> torch.Generator:
-    return torch.Generator().manual_seed(DATA_SEED)
-
-
 def _fused_or_foreach(device: TorchDevice) -> dict[str, bool]:
     """Fused optimizer kernels where this torch has them for the device, else the multi-tensor path."""
     if device.kind in ("cuda", "rocm", "cpu"):
@@ -127,6 +122,38 @@ def _step(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor
     optimizer.step()
 
 
+# --- equivalence: the reference every other framework is compared with (runner.equivalence) ------------------
+
+
+def _reference(
+    model: nn.Module,
+    x: torch.Tensor,
+    y: torch.Tensor,
+    loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+) -> dict[str, Any]:
+    """Output, loss and gradients of one batch with dropout off, the initial weights, and the forward FLOPs
+    per example as PyTorch's own counter (torch.utils.flop_counter) sees them."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model.eval()  # dropout off: its random masks cannot be the same across frameworks
+    params = [p for p in model.parameters() if p.requires_grad]
+    weights = [p.detach().numpy().copy() for p in params]
+    with FlopCounterMode(display=False) as counter:
+        out = model(x)
+    loss = loss_fn(out, y)
+    grads = torch.autograd.grad(loss, params)
+    return {
+        "params": sum(p.numel() for p in params),
+        "forward_flops": counter.get_total_flops() / x.shape[0],
+        "output": out.detach().numpy(),
+        "loss": float(loss.detach()),
+        "grads": [g.numpy() for g in grads],
+        "weights": weights,
+        "x": x.numpy(),
+        "y": y.numpy(),
+    }
+
+
 # --- seed 000: tabular MLP ------------------------------------------------------------------------------------
 
 
@@ -147,12 +174,8 @@ class MultiLayerPerceptron(nn.Module):
 
 
 def tabular_data(n: int, features: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """Standardised features and a label from a fixed linear rule (heart-disease-like: 13 columns)."""
-    gen = _generator()
-    x = torch.randn(n, features, generator=gen)
-    w = torch.randn(features, generator=gen)
-    y = ((x @ w + 0.5 * torch.randn(n, generator=gen)) > 0).long()
-    return x, y
+    x, y = synthetic.tabular(n, features)
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 def _adamw_weights_only(model: nn.Module, lr: float, wd: float, **kwargs: Any) -> torch.optim.AdamW:
@@ -274,6 +297,11 @@ def tabular_mlp(case: Case, variant: str, device: TorchDevice) -> Program:
     )
 
 
+def tabular_mlp_equivalence(case: Case, batch: int) -> dict[str, Any]:
+    x, y = tabular_data(batch, case.config["widths"][0])
+    return _reference(MultiLayerPerceptron(case.config["widths"][0], case.config["widths"]), x, y, F.cross_entropy)
+
+
 # --- seed 001: depth sweep ----------------------------------------------------------------------------------------
 
 
@@ -287,12 +315,8 @@ def depth_model(widths: list[int]) -> nn.Sequential:
 
 
 def disc_data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """The seed's generate_disc_set: points in the unit square, label = inside radius 1/sqrt(2 pi)."""
-    gen = _generator()
-    x = torch.empty(n, 2).uniform_(0, 1, generator=gen)
-    target = x.pow(2).sum(1).sub(1 / (2 * math.pi)).sign().neg().add(1).div(2).ceil()
-    x = x.sub_(x.mean()).div_(x.std())
-    return x, target.long()
+    x, y = synthetic.disc(n)
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 class DepthAsWritten(Program):
@@ -345,6 +369,11 @@ def depth_sweep(case: Case, variant: str, device: TorchDevice) -> Program:
     )
 
 
+def depth_sweep_equivalence(case: Case, batch: int) -> dict[str, Any]:
+    x, y = disc_data(batch)
+    return _reference(depth_model(case.config["widths"]), x, y, F.cross_entropy)
+
+
 # --- seed 002: LeNet on CIFAR-sized data ------------------------------------------------------------------------
 
 
@@ -368,8 +397,8 @@ class LeNet(nn.Module):
 
 
 def image_data(n: int, shape: list[int], classes: int) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = _generator()
-    return torch.rand(n, *shape, generator=gen), torch.randint(0, classes, (n,), generator=gen)
+    x, y = synthetic.images(n, shape, classes)
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 class CifarAsWritten(Program):
@@ -410,6 +439,16 @@ def cifar_lenet(case: Case, variant: str, device: TorchDevice) -> Program:
     return ResidentShuffled(LeNet(logits=True), device, x, y, cfg["batch"], make_opt, F.cross_entropy, shuffle=False)
 
 
+def cifar_lenet_equivalence(case: Case, batch: int) -> dict[str, Any]:
+    cfg = case.config
+    x, y = image_data(batch, cfg["image"], cfg["classes"])
+
+    def flux_crossentropy(p: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return -(F.one_hot(labels, cfg["classes"]).float() * torch.log(p)).sum(dim=1).mean()
+
+    return _reference(LeNet(), x, y, flux_crossentropy)  # as written: softmax output, Flux's crossentropy
+
+
 # --- seed 004: the MNIST example -----------------------------------------------------------------------------------
 
 
@@ -437,10 +476,8 @@ class MnistNet(nn.Module):
 
 
 def mnist_images(n: int) -> tuple[torch.Tensor, torch.Tensor]:
-    gen = _generator()
-    return torch.randint(0, 256, (n, 28, 28), dtype=torch.uint8, generator=gen), torch.randint(
-        0, 10, (n,), generator=gen
-    )
+    raw, labels = synthetic.mnist(n)
+    return torch.from_numpy(raw), torch.from_numpy(labels)
 
 
 class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
@@ -512,6 +549,12 @@ def mnist_cnn(case: Case, variant: str, device: TorchDevice) -> Program:
     return ResidentShuffled(MnistNet(), device, x, targets, cfg["batch"], make_opt, F.nll_loss, shuffle=True)
 
 
+def mnist_cnn_equivalence(case: Case, batch: int) -> dict[str, Any]:
+    raw, labels = synthetic.mnist(batch)
+    x = torch.from_numpy(synthetic.normalise_mnist(raw, *case.config["normalize"]))
+    return _reference(MnistNet(), x, torch.from_numpy(labels), F.nll_loss)
+
+
 # --- seed 003: transformers ----------------------------------------------------------------------------------------
 
 
@@ -531,7 +574,7 @@ def build_transformer(model_cfg: dict[str, Any]) -> nn.Module:
 
 
 def transformer_batch(model_cfg: dict[str, Any], batch: int) -> dict[str, torch.Tensor]:
-    gen = _generator()
+    gen = torch.Generator().manual_seed(synthetic.DATA_SEED)
     labels = torch.randint(0, model_cfg["num_labels"], (batch,), generator=gen)
     if model_cfg["family"] == "bert":
         seq = model_cfg["seq_len"]

@@ -1,0 +1,151 @@
+"""JAX: device discovery, synchronisation (`block_until_ready`), memory and the sync self-test.
+
+The kind comes from the platform of JAX's devices: 'cpu', 'gpu'/'cuda' (NVIDIA), 'rocm' (AMD) and 'METAL'
+(Apple, jax-metal). A process measuring the CPU pins JAX to the CPU platform before any backend starts, so
+nothing lands on a GPU by default placement.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before the import: allocate GPU memory as needed instead of 75% of it at start-up.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+_KINDS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "rocm", "metal": "mps"}
+
+
+@dataclass
+class JaxDevice:
+    kind: str
+    name: str
+    device: Any  # jax.Device
+    sync: Callable[[], None]
+    bf16: bool = False
+
+    def reset_peak_memory(self) -> None:
+        return None  # XLA keeps no resettable peak
+
+    def peak_memory_mib(self) -> float | None:
+        return None  # peak_bytes_in_use covers the whole process, not one measurement
+
+
+def _no_sync() -> None:
+    return None
+
+
+def _platform_kind(device: Any) -> str:
+    return _KINDS.get(device.platform.lower(), device.platform.lower())
+
+
+def _accelerators() -> list[Any]:
+    try:
+        return [d for d in jax.devices() if d.platform != "cpu"]
+    except RuntimeError:
+        return []
+
+
+def available_kinds() -> list[str]:
+    kinds = ["cpu"]
+    for device in _accelerators():
+        kind = _platform_kind(device)
+        if kind not in kinds:
+            kinds.append(kind)
+    return kinds
+
+
+def make_device(kind: str, cpu_name: str = "CPU") -> JaxDevice:
+    if kind == "cpu":
+        jax.config.update("jax_platforms", "cpu")  # before the first computation: no GPU backend at all
+        return JaxDevice("cpu", cpu_name, jax.devices("cpu")[0], _no_sync)
+    matches = [d for d in _accelerators() if _platform_kind(d) == kind]
+    if not matches:
+        raise RuntimeError(f"device {kind!r} is not available to JAX {jax.__version__} here")
+    device = matches[0]
+    jax.config.update("jax_default_device", device)
+    # Programs synchronise on their own state (Program.sync); this fallback waits on a fresh result.
+    return JaxDevice(kind, device.device_kind, device, lambda: jnp.zeros(1, device=device).block_until_ready(), True)
+
+
+def threads() -> int | None:
+    return None  # XLA's CPU client sizes its own thread pool
+
+
+def describe() -> dict[str, Any]:
+    import jaxlib
+
+    try:
+        import optax
+
+        optax_version: str | None = optax.__version__
+    except ImportError:
+        optax_version = None
+    build: dict[str, Any] = {
+        "jaxlib": jaxlib.__version__,
+        "optax": optax_version,
+        "default_backend": jax.default_backend(),
+        "matmul_precision": str(jax.config.jax_default_matmul_precision or "default"),
+    }
+    accelerators = []
+    for device in _accelerators():
+        kind = _platform_kind(device)
+        vendor = {"cuda": "nvidia", "rocm": "amd", "mps": "apple"}.get(kind, "other")
+        entry: dict[str, Any] = {"vendor": vendor, "model": device.device_kind, "source": "jax"}
+        cc = getattr(device, "compute_capability", None)
+        if cc:
+            entry["compute_capability"] = str(cc)
+        accelerators.append(entry)
+    return {
+        "name": "jax",
+        "version": jax.__version__,
+        "available": True,
+        "build": build,
+        "threads": {},
+        "devices": available_kinds(),
+        "accelerators": accelerators,
+    }
+
+
+def sync_selftest(device: JaxDevice, min_device_s: float = 0.05) -> dict[str, Any]:
+    """A burst of jitted matrix products timed without and with `block_until_ready`."""
+    n = 2048
+    square = jax.jit(lambda a: a @ a)
+    a = jax.device_put(jnp.ones((n, n), jnp.float32) / n, device.device)
+    b = square(a).block_until_ready()
+    reps = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(reps):
+            b = square(a)
+        b.block_until_ready()
+        if time.perf_counter() - start >= min_device_s or reps >= 4096:
+            break
+        reps *= 2
+    start = time.perf_counter()
+    for _ in range(reps):
+        b = square(a)
+    unsynced = time.perf_counter() - start
+    b.block_until_ready()
+    start = time.perf_counter()
+    for _ in range(reps):
+        b = square(a)
+    b.block_until_ready()
+    synced = time.perf_counter() - start
+    return {
+        "framework": "jax",
+        "device": device.kind,
+        "passed": synced >= 2.0 * unsynced,
+        "unsynced_s": unsynced,
+        "synced_s": synced,
+        "reference_s": None,
+        "detail": f"{reps} x {n}x{n} matmuls: dispatch {unsynced * 1e3:.2f} ms, "
+        f"with block_until_ready {synced * 1e3:.2f} ms",
+    }
