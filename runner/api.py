@@ -20,12 +20,13 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner import SUITE_VERSION, __version__, executor
+from runner import SUITE_VERSION, __version__, equivalence, executor
 from runner.fingerprint import collect_machine
-from runner.frameworks import DEVICE_KINDS, canonical_framework
+from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_framework
 from runner.schema import (
     SCHEMA_VERSION,
     Accelerator,
+    EquivalenceCheck,
     FrameworkInfo,
     Machine,
     Measurement,
@@ -82,6 +83,7 @@ class RunOptions:
     output: Path | None = None
     results_dir: Path = Path("results")
     profile_ops: bool = True
+    equivalence: bool = True  # prove each non-PyTorch framework's models equal PyTorch's before measuring
     command: str = "benchsite run"
 
 
@@ -130,15 +132,18 @@ class Progress:
     case_finished: Callable[[Group, Case, Measurement], None] = lambda group, case, m: None
 
 
+def _split(values: list[str] | None) -> list[str]:
+    """Repeated options and comma-separated lists alike: ['torch,jax', 'tensorflow'] -> three names."""
+    return [item for value in values or [] for item in filter(None, (v.strip() for v in value.split(",")))]
+
+
 def _check_choices(values: list[str] | None, valid: tuple[str, ...], what: str) -> list[str] | None:
     if not values:
         return None
-    out = []
-    for value in values:
-        for item in filter(None, (v.strip() for v in value.split(","))):
-            if item not in valid:
-                raise PlanError(f"unknown {what} {item!r}; valid {what}s: {', '.join(valid)}")
-            out.append(item)
+    out = _split(values)
+    for item in out:
+        if item not in valid:
+            raise PlanError(f"unknown {what} {item!r}; valid {what}s: {', '.join(valid)}")
     return out
 
 
@@ -198,7 +203,8 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         raise PlanError(f"unknown profile {options.profile!r}; valid profiles: {', '.join(PROFILES)}")
     try:
         workloads = select(options.workloads)
-        frameworks = [canonical_framework(f) for f in (options.frameworks or ["torch"])]
+        frameworks = [canonical_framework(f) for f in _split(options.frameworks)] or list(FRAMEWORKS)
+        frameworks = list(dict.fromkeys(frameworks))
     except ValueError as exc:
         raise PlanError(str(exc)) from None
     devices_wanted = _check_choices(options.devices, DEVICE_KINDS, "device")
@@ -239,7 +245,7 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         for framework, kinds in devices.items():
             skip = None
             if framework not in workload.implementations:
-                skip = f"{workload.id} has no {framework} implementation"
+                skip = workload.unsupported.get(framework, f"{workload.id} has no {framework} implementation")
             elif missing_modules:
                 skip = f"needs {', '.join(missing_modules)} (pip install 'benchsite[{missing_modules[0]}]')"
             for variant in variants:
@@ -276,6 +282,22 @@ def run_selftests(plan: Plan) -> list[SyncSelfTest]:
                     )
                 )
     return results
+
+
+def run_equivalence(plan: Plan, progress: Progress) -> list[EquivalenceCheck]:
+    """The equivalence check for every workload that a framework other than PyTorch is about to measure."""
+    measured = [g for g in plan.groups if g.framework != REFERENCE and not g.skip_reason]
+    if not plan.options.equivalence or not measured:
+        return []
+    workloads = list({g.workload.id: g.workload for g in measured}.values())
+    frameworks = list(dict.fromkeys(g.framework for g in measured))
+    checks = equivalence.check(workloads, frameworks, plan.options.profile, plan.timeout_s, progress.note)
+    passed = sum(c.status == "passed" for c in checks)
+    progress.note(f"Equivalence with PyTorch: {passed} of {len(checks)} checks passed.")
+    for c in checks:
+        if c.status != "passed":
+            progress.note(f"WARNING: {c.framework} {c.workload} {c.point or ''} {c.status}: {c.detail}")
+    return checks
 
 
 def _unmeasured(group: Group, case: Case, device_name: str, **outcome: Any) -> Measurement:
@@ -364,12 +386,14 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         progress.note(note)
     measurements: list[Measurement] = []
     selftests: list[SyncSelfTest] = []
+    checks: list[EquivalenceCheck] = []
     interrupted = False
     try:
         selftests = run_selftests(plan)
         for test in selftests:
             if not test.passed:
                 progress.note(f"WARNING: sync self-test failed on {test.device}: {test.detail}")
+        checks = run_equivalence(plan, progress)
         for group in plan.groups:
             measurements.extend(measure_group(plan, group, progress))
     except (executor.Interrupted, KeyboardInterrupt):
@@ -391,6 +415,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         machine=plan.machine,
         software=plan.software,
         sync_selftests=selftests,
+        equivalence=checks,
         measurements=measurements,
     )
     if interrupted and not measurements:

@@ -54,7 +54,13 @@ def run(
         typer.Option("--device", "-d", help="cpu, cuda, rocm or mps (repeatable). Default: every device found."),
     ] = None,
     framework: Annotated[
-        list[str] | None, typer.Option("--framework", "-f", help="Framework (repeatable). Default: torch.")
+        list[str] | None,
+        typer.Option(
+            "--framework",
+            "-f",
+            help="torch, tensorflow or jax (repeatable or comma-separated; 'pytorch', 'tf' and 'keras' work too). "
+            "Default: every one installed; the others are recorded as skipped with the reason.",
+        ),
     ] = None,
     variant: Annotated[
         list[str] | None,
@@ -85,6 +91,14 @@ def run(
     no_profiler: Annotated[
         bool, typer.Option("--no-profiler", help="Skip the per-device top-operator profile of the transformer steps.")
     ] = False,
+    no_equivalence: Annotated[
+        bool,
+        typer.Option(
+            "--no-equivalence",
+            help="Skip the check that TensorFlow's and JAX's models compute what PyTorch's do (about a minute). "
+            "The site shows their results as unchecked.",
+        ),
+    ] = False,
 ) -> None:
     """Measure the suite on this machine and write one result file.
 
@@ -107,6 +121,7 @@ def run(
         output=output,
         results_dir=results_dir,
         profile_ops=not no_profiler,
+        equivalence=not no_equivalence,
         command=api.command_line(
             {
                 "profile": profile,
@@ -117,6 +132,7 @@ def run(
                 "time_budget": time_budget,
                 "timeout": timeout,
                 "no_profiler": no_profiler,
+                "no_equivalence": no_equivalence,
             }
         ),
     )
@@ -220,19 +236,18 @@ def _print_summary(result: ResultFile) -> None:
     if not rows:
         return
     accelerated = any(row["accel_s"] for row in rows)
+    several = len({row["framework"] for row in rows}) > 1
     title = "Median time per unit" + ("; speedup = CPU time / best accelerator time" if accelerated else "")
     table = Table(title=title)
-    columns = (
-        ("measurement", "variant", "CPU", "accelerator", "speedup")
-        if accelerated
-        else ("measurement", "variant", "CPU")
-    )
+    columns = ("measurement", "variant") + (("framework",) if several else ()) + ("CPU",)
+    columns += ("accelerator", "speedup") if accelerated else ()
     for column in columns:
-        table.add_column(column, justify="left" if column in ("measurement", "variant") else "right")
+        table.add_column(column, justify="left" if column in ("measurement", "variant", "framework") else "right")
     for row in rows:
         cells = [
             escape(f"{row['workload']} {row['point']}".strip()),
             row["variant"],
+            *([row["framework"]] if several else []),
             format_seconds(row["cpu_s"]) if row["cpu_s"] else "-",
         ]
         if accelerated:

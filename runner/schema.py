@@ -213,6 +213,9 @@ class Measurement(Strict):
     rel_ci_halfwidth: NonNegative | None = Field(None, description="CI half-width over the median.")
     stable: bool | None = Field(None, description="Whether the CI reached the target width in budget.")
     warnings: list[LongText] = Field(default_factory=list)
+    notes: list[LongText] = Field(
+        default_factory=list, description="How the framework ran the loop where that depends on the device."
+    )
 
     samples_per_s: NonNegative | None = None
     params: int | None = Field(None, ge=0, description="Trainable parameters of the model.")

@@ -126,6 +126,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             load_avg=monitor.usage.load_avg,
             threads=_framework(job["framework"]).threads(),
             top_ops=top_ops,
+            notes=list(getattr(program, "notes", [])),
         )
     finally:
         program.close()

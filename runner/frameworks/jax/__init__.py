@@ -72,7 +72,11 @@ def make_device(kind: str, cpu_name: str = "CPU") -> JaxDevice:
     device = matches[0]
     jax.config.update("jax_default_device", device)
     # Programs synchronise on their own state (Program.sync); this fallback waits on a fresh result.
-    return JaxDevice(kind, device.device_kind, device, lambda: jnp.zeros(1, device=device).block_until_ready(), True)
+
+    def wait() -> None:
+        jnp.zeros(1, device=device).block_until_ready()
+
+    return JaxDevice(kind, device.device_kind, device, wait, bf16=True)
 
 
 def threads() -> int | None:
@@ -92,7 +96,8 @@ def describe() -> dict[str, Any]:
         "jaxlib": jaxlib.__version__,
         "optax": optax_version,
         "default_backend": jax.default_backend(),
-        "matmul_precision": str(jax.config.jax_default_matmul_precision or "default"),
+        # fp32 matrix products on NVIDIA GPUs run in TF32 unless this says 'highest'
+        "matmul_precision": str(getattr(jax.config, "jax_default_matmul_precision", None) or "default"),
     }
     accelerators = []
     for device in _accelerators():

@@ -9,7 +9,10 @@ gathered with host-side index arrays, and one `jax.jit`-compiled train step per 
 host synchronisations (`float(loss)` where the seed calls `.item()` or prints).
 
 tuned: the whole epoch is one compiled function, `lax.scan` over the batches, the permutation drawn on the
-device, parameter and optimiser buffers donated on accelerators.
+device, parameter and optimiser buffers donated on accelerators. Except for convolutional models on the CPU:
+XLA's CPU backend runs a loop body's convolutions without its multithreaded kernels (LeNet: 6x slower in a
+scan than as separate steps, measured), so there the tuned loop dispatches one compiled step per batch, with
+the permutation and the gather on the device and no host synchronisation. `Program.notes` says which ran.
 """
 
 from __future__ import annotations
@@ -142,6 +145,7 @@ def _train_step(apply: Apply, loss: Loss, opt: optax.GradientTransformation) -> 
 
 class Program:
     precision = "fp32"
+    notes: tuple[str, ...] = ()  # how the loop ran where that differs by device (the result file records it)
 
     def __init__(
         self,
@@ -189,6 +193,8 @@ class JittedStep(Program):
     """as-written: a jitted step per batch from a Python loop; `after_batch` keeps the seed's host syncs."""
 
     after_batch: Callable[[int, jax.Array, jax.Array, jax.Array], None] | None = None
+    train_loss = 0.0  # what the seeds' own loops keep on the host
+    line = ""
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
@@ -212,12 +218,27 @@ class JittedStep(Program):
 
 
 class FusedEpoch(Program):
-    """tuned: one compiled epoch, `lax.scan` over the full batches (plus one step for a remainder)."""
+    """tuned: one compiled epoch, `lax.scan` over the full batches (plus one step for a remainder); for
+    convolutional models on the CPU, compiled steps that gather their batch on the device instead."""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, convolutional: bool = False, **kwargs: Any):
         super().__init__(*args, **kwargs)
         donate = (0, 1) if self.device.kind != "cpu" else ()  # the CPU client cannot reuse donated buffers
-        self.epoch_fn = jax.jit(self._epoch, donate_argnums=donate)
+        self.fused = not (convolutional and self.device.kind == "cpu")
+        if self.fused:
+            self.epoch_fn = jax.jit(self._epoch, donate_argnums=donate)
+            self.notes = ("one jitted epoch: lax.scan over the batches",)
+        else:
+            self.step_fn = jax.jit(self._gather_step)
+            self.order_fn = jax.jit(self._order)
+            self.notes = ("a jitted step per batch, gathered on the device (XLA's CPU convolutions are slow in scan)",)
+
+    def _order(self, key: jax.Array) -> jax.Array:
+        return jax.random.permutation(key, self.n) if self.shuffle else jnp.arange(self.n)
+
+    def _gather_step(self, params: Params, opt_state: Any, x: jax.Array, y: jax.Array, idx: jax.Array, key: Any) -> Any:
+        params, opt_state, loss, _ = self.step(params, opt_state, x[idx], y[idx], key)
+        return params, opt_state, loss
 
     def _epoch(self, params: Params, opt_state: Any, x: jax.Array, y: jax.Array, key: jax.Array) -> Any:
         n, b = self.n, self.batch
@@ -244,7 +265,19 @@ class FusedEpoch(Program):
     def run_unit(self) -> None:
         self.set_learning_rate()
         self.key, sub = jax.random.split(self.key)
-        self.weights, self.opt_state, self.last_loss = self.epoch_fn(self.weights, self.opt_state, self.x, self.y, sub)
+        if self.fused:
+            self.weights, self.opt_state, self.last_loss = self.epoch_fn(
+                self.weights, self.opt_state, self.x, self.y, sub
+            )
+        else:
+            order_key, sub = jax.random.split(sub)
+            order = self.order_fn(order_key)
+            keys = jax.random.split(sub, len(range(0, self.n, self.batch)))
+            for i, start in enumerate(range(0, self.n, self.batch)):
+                idx = order[start : start + self.batch]
+                self.weights, self.opt_state, self.last_loss = self.step_fn(
+                    self.weights, self.opt_state, self.x, self.y, idx, keys[i]
+                )
         self.epoch += 1
 
 
@@ -304,7 +337,7 @@ def cifar_lenet(case: Case, variant: str, device: JaxDevice) -> Program:
         onehot = np.eye(cfg["classes"], dtype=np.float32)[y]
         return JittedStep(lenet, flux_crossentropy, opt, LENET_SHAPES, device, x, onehot, cfg["batch"], False)
     logits = partial(lenet, logits=True)
-    return FusedEpoch(logits, ce_logits, opt, LENET_SHAPES, device, x, y, cfg["batch"], False)
+    return FusedEpoch(logits, ce_logits, opt, LENET_SHAPES, device, x, y, cfg["batch"], False, convolutional=True)
 
 
 def mnist_cnn(case: Case, variant: str, device: JaxDevice) -> Program:
@@ -317,7 +350,8 @@ def mnist_cnn(case: Case, variant: str, device: JaxDevice) -> Program:
     def step_lr(epoch: int) -> float:  # StepLR(step_size=1, gamma)
         return float(cfg["lr"] * cfg["lr_gamma"] ** epoch)
 
-    program = _loop(variant)(apply, nll, opt, MNIST_SHAPES, device, x, y, cfg["batch"], True, step_lr)
+    args = (apply, nll, opt, MNIST_SHAPES, device, x, y, cfg["batch"], True, step_lr)
+    program = JittedStep(*args) if variant == "as-written" else FusedEpoch(*args, convolutional=True)
     if isinstance(program, JittedStep):  # the example logs loss.item() every log_interval batches
 
         def log(i: int, loss: jax.Array, out: jax.Array, yb: jax.Array) -> None:

@@ -28,6 +28,7 @@ class Program:
     """One built workload point, ready to time."""
 
     precision = "fp32"
+    notes: tuple[str, ...] = ()  # how the loop ran where that differs by device (the result file records it)
 
     def __init__(self, model: nn.Module, device: TorchDevice):
         self.model = model
