@@ -245,7 +245,9 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         for framework, kinds in devices.items():
             skip = None
             if framework not in workload.implementations:
-                skip = workload.unsupported.get(framework, f"{workload.id} has no {framework} implementation")
+                if framework not in workload.unsupported:
+                    continue  # e.g. a plugin workload written for one framework: nothing to record
+                skip = workload.unsupported[framework]
             elif missing_modules:
                 skip = f"needs {', '.join(missing_modules)} (pip install 'benchsite[{missing_modules[0]}]')"
             for variant in variants:

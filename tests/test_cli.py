@@ -127,7 +127,15 @@ def test_run_end_to_end_writes_a_valid_file(tmp_path):
     loaded, problems = storage.load(files[0])
     assert problems == [] and loaded is not None
     assert files[0].parent.name == loaded.machine.id
-    assert [m.point["depth"] for m in loaded.measurements] == [2, 3]
+    # every framework installed (the README's set-up installs all three), the equivalence check first
+    frameworks = [f.name for f in loaded.software.frameworks if f.available]
+    assert frameworks == ["torch", "tensorflow", "jax"]
+    assert [(m.framework, m.point["depth"]) for m in loaded.measurements] == [
+        (f, d) for f in frameworks for d in (2, 3)
+    ]
+    assert [(c.framework, c.point["depth"], c.status) for c in loaded.equivalence] == [
+        (f, d, "passed") for f in frameworks[1:] for d in (2, 3)
+    ]
     assert all(m.status == "ok" and m.median_s and m.warmup_s for m in loaded.measurements)
     assert (
         loaded.run.command == "benchsite run --profile tiny --workload 'depth-*' --device cpu --variant tuned "

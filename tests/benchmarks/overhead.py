@@ -1,6 +1,7 @@
 """What does the harness cost? Each as-written loop timed bare against the same loop through `benchsite run`.
 
     python tests/benchmarks/overhead.py [--profile standard] [--device cpu --device cuda] [--rounds 3]
+                                        [--framework torch --framework tensorflow --framework jax]
 
 Bare: a fresh process builds the workload exactly as the harness does, runs one warm-up unit and one
 probe unit (the harness's engine does the same before it samples), then times N units the way the seeds
@@ -29,52 +30,56 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 # Which sweep points to time: the ends of the depth sweep and one transformer step, to bound the run.
+# Frameworks without an implementation of a workload (the transformer outside PyTorch) are left out.
 POINTS = {"tabular-mlp": [0], "depth-sweep": [0, -1], "cifar-lenet": [0], "mnist-cnn": [0], "transformer": [0]}
 TARGET = 1.02
 
 
-def bare(workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict[str, float]:
-    """Time the loop with nothing around it (runs in its own process, like a harness child)."""
-    from runner.frameworks.torch import make_device
+def build(framework: str, workload: str, index: int, device_kind: str, profile: str) -> tuple[object, object]:
+    """The as-written program and its sync, built exactly as the harness's measuring child builds them."""
+    import importlib
+
+    from runner.frameworks import FRAMEWORKS
     from runner.worker import import_builder
     from runner.workloads import get
 
     spec = get(workload)
-    builder = import_builder(spec.implementations["torch"])
-    device = make_device(device_kind)
-    case = spec.cases(profile)[index]
-    program = builder(case, "as-written", device)
+    builder = import_builder(spec.implementations[framework])
+    device = importlib.import_module(FRAMEWORKS[framework]).make_device(device_kind)
+    program = builder(spec.cases(profile)[index], "as-written", device)
+    return program, getattr(program, "sync", device.sync)
+
+
+def bare(framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict:
+    """Time the loop with nothing around it (runs in its own process, like a harness child)."""
+    program, sync = build(framework, workload, index, device_kind, profile)
     program.run_unit()  # warm-up, as the harness does
-    device.sync()
+    sync()
     start = time.perf_counter()
     program.run_unit()  # and one more to size the run, as the harness's probe unit does
-    device.sync()
+    sync()
     probe = time.perf_counter() - start
     units = max(3, round(seconds / max(probe, 1e-6)))
-    device.sync()
+    sync()
     start = time.perf_counter()
     for _ in range(units):
         program.run_unit()
-    device.sync()
+    sync()
     total = time.perf_counter() - start
     return {"mean_s": total / units, "units": units}
 
 
-def inprocess(workload: str, index: int, device_kind: str, profile: str, seconds: float, rounds: int) -> dict:
+def inprocess(
+    framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float, rounds: int
+) -> dict:
     """Bare blocks and the harness's timing engine (with its monitor and progress events) alternating on
     the same built program in one process: what the engine itself adds, free of process-to-process noise."""
     import os
 
-    from runner.frameworks.torch import make_device
     from runner.monitor import Monitor
     from runner.timing import measure
-    from runner.worker import import_builder
-    from runner.workloads import get
 
-    spec = get(workload)
-    builder = import_builder(spec.implementations["torch"])
-    device = make_device(device_kind)
-    program = builder(spec.cases(profile)[index], "as-written", device)
+    program, sync = build(framework, workload, index, device_kind, profile)
     sink = open(os.devnull, "w")  # noqa: SIM115 - the worker writes one JSON line per sample to its parent
 
     def emit(n: int, elapsed: float) -> None:
@@ -82,33 +87,35 @@ def inprocess(workload: str, index: int, device_kind: str, profile: str, seconds
         sink.flush()
 
     program.run_unit()
-    device.sync()
+    sync()
     start = time.perf_counter()
     program.run_unit()
-    device.sync()
+    sync()
     units = max(3, round(seconds / max(time.perf_counter() - start, 1e-6)))
     bare_means, engine_means = [], []
     for _ in range(rounds):
-        device.sync()
+        sync()
         start = time.perf_counter()
         for _ in range(units):
             program.run_unit()
-        device.sync()
+        sync()
         bare_means.append((time.perf_counter() - start) / units)
         with Monitor():
-            timing = measure(program.run_unit, device.sync, budget_s=seconds, on_sample=emit, target_rel_ci=0.0)
+            timing = measure(program.run_unit, sync, budget_s=seconds, on_sample=emit, target_rel_ci=0.0)
         engine_means.append(sum(timing.samples_s) / len(timing.samples_s))
     return {"bare_rounds": bare_means, "harness_rounds": engine_means}
 
 
-def harness(workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict[str, float]:
+def harness(framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict:
     from runner import api
 
     with tempfile.TemporaryDirectory() as tmp:
         options = api.RunOptions(
             profile=profile,
             workloads=[workload],
+            frameworks=[framework],
             devices=[device_kind],
+            equivalence=False,
             variants=["as-written"],
             time_budget_s=seconds,
             output=Path(tmp) / "r.yaml",
@@ -126,9 +133,9 @@ def harness(workload: str, index: int, device_kind: str, profile: str, seconds: 
     }
 
 
-def run_bare_subprocess(workload: str, index: int, device: str, profile: str, seconds: float) -> dict[str, float]:
+def run_bare_subprocess(framework: str, workload: str, index: int, device: str, profile: str, seconds: float) -> dict:
     out = subprocess.run(
-        [sys.executable, __file__, "--bare", workload, str(index), device, profile, str(seconds)],
+        [sys.executable, __file__, "--bare", framework, workload, str(index), device, profile, str(seconds)],
         capture_output=True,
         text=True,
         check=True,
@@ -140,7 +147,8 @@ def run_bare_subprocess(workload: str, index: int, device: str, profile: str, se
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", default="quick")
-    parser.add_argument("--device", action="append", help="default: every device torch finds")
+    parser.add_argument("--device", action="append", help="default: every device each framework finds")
+    parser.add_argument("--framework", action="append", help="default: every framework installed")
     parser.add_argument("--workload", action="append", help="default: all five")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run")
@@ -148,43 +156,48 @@ def main() -> None:
     parser.add_argument(
         "--in-process", action="store_true", help="compare bare blocks with the timing engine in one process"
     )
-    parser.add_argument("--bare", nargs=5, help=argparse.SUPPRESS)
-    parser.add_argument("--inprocess-child", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--bare", nargs=6, help=argparse.SUPPRESS)
+    parser.add_argument("--inprocess-child", nargs=7, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
-        workload, index, device, profile, seconds = args.bare
-        print(json.dumps(bare(workload, int(index), device, profile, float(seconds))))
+        framework, workload, index, device, profile, seconds = args.bare
+        print(json.dumps(bare(framework, workload, int(index), device, profile, float(seconds))))
         return
     if args.inprocess_child:
-        workload, index, device, profile, seconds, rounds = args.inprocess_child
-        print(json.dumps(inprocess(workload, int(index), device, profile, float(seconds), int(rounds))))
+        framework, workload, index, device, profile, seconds, rounds = args.inprocess_child
+        print(json.dumps(inprocess(framework, workload, int(index), device, profile, float(seconds), int(rounds))))
         return
 
     from runner.api import describe_frameworks
+    from runner.frameworks import FRAMEWORKS, canonical_framework
     from runner.workloads import get
 
-    devices = args.device or describe_frameworks(["torch"])[0][0].devices
+    frameworks = [canonical_framework(f) for f in args.framework or FRAMEWORKS]
+    found = {info.name: info.devices for info in describe_frameworks(frameworks)[0] if info.available}
     rows = []
     for workload in args.workload or list(POINTS):
         n_cases = len(get(workload).cases(args.profile))
-        for index in sorted({i % n_cases for i in POINTS[workload]}):
+        for index, framework in [(i, f) for i in sorted({i % n_cases for i in POINTS[workload]}) for f in found]:
+            if framework not in get(workload).implementations:
+                continue
             label = get(workload).cases(args.profile)[index].label()
-            for device in devices:
+            for device in [d for d in args.device or found[framework] if d in found[framework]]:
                 bare_means, harness_means = [], []
                 if args.in_process:
-                    argv = [sys.executable, __file__, "--inprocess-child", workload, str(index), device, args.profile]
+                    argv = [sys.executable, __file__, "--inprocess-child", framework, workload, str(index), device]
+                    argv += [args.profile]
                     argv += [str(args.seconds), str(args.rounds)]
                     out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT)
                     both = json.loads(out.stdout.strip().splitlines()[-1])
                     bare_means, harness_means = both["bare_rounds"], both["harness_rounds"]
                 for _ in range(0 if args.in_process else args.rounds):
-                    bare_means.append(
-                        run_bare_subprocess(workload, index, device, args.profile, args.seconds)["mean_s"]
-                    )
-                    harness_means.append(harness(workload, index, device, args.profile, args.seconds)["mean_s"])
+                    point = (framework, workload, index, device, args.profile, args.seconds)
+                    bare_means.append(run_bare_subprocess(*point)["mean_s"])
+                    harness_means.append(harness(*point)["mean_s"])
                 b, h = statistics.median(bare_means), statistics.median(harness_means)
                 row = {
                     "measurement": label,
+                    "framework": framework,
                     "device": device,
                     "bare_s": b,
                     "harness_s": h,
@@ -194,16 +207,21 @@ def main() -> None:
                 }
                 rows.append(row)
                 print(
-                    f"{label:45s} {device:5s} bare {b * 1e3:10.3f} ms  harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}",
+                    f"{label:30s} {framework:10s} {device:5s} bare {b * 1e3:10.3f} ms  "
+                    f"harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}",
                     flush=True,
                 )
     print()
-    print(f"| measurement | device | bare (ms/unit) | harness (ms/unit) | harness/bare | within {TARGET:.2f}x |")
-    print("|---|---|---:|---:|---:|---|")
+    print(
+        "| measurement | framework | device | bare (ms/unit) | harness (ms/unit) | harness/bare "
+        f"| within {TARGET:.2f}x |"
+    )
+    print("|---|---|---|---:|---:|---:|---|")
     for r in rows:
         ok = "yes" if r["ratio"] <= TARGET else "no"
         print(
-            f"| {r['measurement']} | {r['device']} | {r['bare_s'] * 1e3:.3f} | {r['harness_s'] * 1e3:.3f} | "
+            f"| {r['measurement']} | {r['framework']} | {r['device']} | {r['bare_s'] * 1e3:.3f} | "
+            f"{r['harness_s'] * 1e3:.3f} | "
             f"{r['ratio']:.3f} | {ok} |"
         )
     worst = max(r["ratio"] for r in rows)
