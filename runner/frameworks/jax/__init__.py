@@ -119,31 +119,43 @@ def describe() -> dict[str, Any]:
     }
 
 
+CALLS = 8  # calls per burst: well under the GPU client's limit on computations in flight (dispatch blocks there)
+
+
 def sync_selftest(device: JaxDevice, min_device_s: float = 0.05) -> dict[str, Any]:
-    """A burst of jitted matrix products timed without and with `block_until_ready`."""
+    """A burst of CALLS jitted calls, each a chain of `length` matrix products, timed without and with
+    `block_until_ready`; the chain grows until the burst keeps the device busy for min_device_s.
+
+    One product per call would not do: a fast GPU keeps pace with Python's dispatch, and beyond a few dozen
+    calls in flight dispatch itself waits. The chain is unrolled at trace time (a static length): a loop
+    with a traced trip count makes XLA read the loop condition back on the host, which blocks dispatch."""
+    from functools import partial
+
     n = 2048
-    square = jax.jit(lambda a: a @ a)
+
+    @partial(jax.jit, static_argnums=1)
+    def burst(a: jax.Array, length: int) -> jax.Array:
+        x = a
+        for _ in range(length):
+            x = (x @ a) * (1.0 / n)
+        return x
+
     a = jax.device_put(jnp.ones((n, n), jnp.float32) / n, device.device)
-    b = square(a).block_until_ready()
-    reps = 1
-    while True:
+
+    def run(length: int, wait: bool) -> float:
+        burst(a, length).block_until_ready()  # compiled and idle before the clock starts
         start = time.perf_counter()
-        for _ in range(reps):
-            b = square(a)
+        for _ in range(CALLS):
+            b = burst(a, length)
+        elapsed = time.perf_counter() - start
         b.block_until_ready()
-        if time.perf_counter() - start >= min_device_s or reps >= 4096:
-            break
-        reps *= 2
-    start = time.perf_counter()
-    for _ in range(reps):
-        b = square(a)
-    unsynced = time.perf_counter() - start
-    b.block_until_ready()
-    start = time.perf_counter()
-    for _ in range(reps):
-        b = square(a)
-    b.block_until_ready()
-    synced = time.perf_counter() - start
+        return time.perf_counter() - start if wait else elapsed
+
+    length = 1
+    while run(length, True) < min_device_s and length < 256:
+        length *= 2
+    unsynced = run(length, False)
+    synced = run(length, True)
     return {
         "framework": "jax",
         "device": device.kind,
@@ -151,6 +163,6 @@ def sync_selftest(device: JaxDevice, min_device_s: float = 0.05) -> dict[str, An
         "unsynced_s": unsynced,
         "synced_s": synced,
         "reference_s": None,
-        "detail": f"{reps} x {n}x{n} matmuls: dispatch {unsynced * 1e3:.2f} ms, "
+        "detail": f"{CALLS} calls of {length} chained {n}x{n} matmuls: dispatch {unsynced * 1e3:.2f} ms, "
         f"with block_until_ready {synced * 1e3:.2f} ms",
     }
