@@ -9,8 +9,8 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 
 - 1 (benchsite 0.1.0): first version. Machine fingerprint, software, sync self-tests, measurements with
   raw samples and their statistics.
-- 2 (benchsite 0.2.0): `equivalence`, the proof that each framework's model computes what PyTorch's does.
-  Version 1 files stay valid (they have no equivalence list).
+- 2 (benchsite 0.1.0, with TensorFlow and JAX): `equivalence`, the proof that each framework's model computes
+  what PyTorch's does, and measurement `notes`. Version 1 files stay valid (they have neither).
 """
 
 from __future__ import annotations

@@ -78,6 +78,8 @@ class MachineSummary:
     runs: list[tuple[datetime, str, str, int]] = field(default_factory=list)  # date, profile, command, count
     # (workload_hash, framework, device) -> (started_at, row): the newest run's top operators per measurement
     top_ops: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
+    # (framework, workload, point) -> (started_at, status, gradient difference): the newest equivalence check
+    equivalence: dict[tuple[str, str, str], tuple[datetime, str, float | None]] = field(default_factory=dict)
 
 
 class Collector:
@@ -105,6 +107,10 @@ class Collector:
         }
         columns = self._columns
         summary = self._summary(result)
+        for check in result.equivalence:
+            key = (intern(check.framework), intern(check.workload), intern(point_label(check.point)))
+            if key not in summary.equivalence or summary.equivalence[key][0] <= run.started_at:
+                summary.equivalence[key] = (run.started_at, check.status, check.grad_rel_diff)
         for m in result.measurements:
             ci = m.ci95_s or (None, None)
             label = intern(point_label(m.point))
@@ -159,7 +165,7 @@ class Collector:
         if summary is None or summary.started_at < run.started_at:
             fresh = MachineSummary(machine, result.software, list(result.sync_selftests), run.started_at)
             if summary is not None:
-                fresh.runs, fresh.top_ops = summary.runs, summary.top_ops
+                fresh.runs, fresh.top_ops, fresh.equivalence = summary.runs, summary.top_ops, summary.equivalence
             summary = self.machines[machine.id] = fresh
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements)))
         return summary
@@ -180,6 +186,9 @@ class Collector:
             for key, (when, row) in older.top_ops.items():
                 if key not in newer.top_ops or newer.top_ops[key][0] < when:
                     newer.top_ops[key] = (when, row)
+            for key, check in older.equivalence.items():
+                if key not in newer.equivalence or newer.equivalence[key][0] < check[0]:
+                    newer.equivalence[key] = check
             self.machines[machine_id] = newer
 
     def frame(self) -> pd.DataFrame:
@@ -453,6 +462,31 @@ def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
     )
     out["flips"] = (out["as_written"] >= 1) != (out["tuned"] >= 1)
     return out
+
+
+def equivalence_summary(machines: dict[str, MachineSummary]) -> pd.DataFrame:
+    """Per framework, workload and point: on how many machines the equivalence check passed, failed or could
+    not run, and the largest gradient difference seen."""
+    rows = [
+        {"framework": f, "workload": w, "point": p, "machine_id": mid, "status": status, "grad": grad}
+        for mid, summary in machines.items()
+        for (f, w, p), (_, status, grad) in summary.equivalence.items()
+    ]
+    columns = ["framework", "workload", "point", "machines", "passed", "failed", "error", "worst_grad_rel_diff"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    table = pd.DataFrame(rows)
+    return (
+        table.groupby(["framework", "workload", "point"])
+        .agg(
+            machines=("machine_id", "nunique"),
+            passed=("status", lambda s: int((s == "passed").sum())),
+            failed=("status", lambda s: int((s == "failed").sum())),
+            error=("status", lambda s: int((s == "error").sum())),
+            worst_grad_rel_diff=("grad", "max"),
+        )
+        .reset_index()[columns]
+    )
 
 
 def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:

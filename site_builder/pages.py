@@ -451,10 +451,55 @@ def frameworks_page(site: Site) -> str:
         "the machines with each device.",
         "",
     ]
+    checks = aggregate.equivalence_summary(site.machines)
+    verdicts = {(r.framework, r.workload, r.point): _verdict(r) for r in checks.itertuples()}
     if table.empty:
-        return "\n".join([*lines, "No workload has been measured in two frameworks on one machine yet."]) + "\n"
-    table = aggregate.frameworks_by_device(table)
-    lines += [site.chart("frameworks", charts.framework_chart(table)), ""]
+        lines.append("No workload has been measured in two frameworks on one machine yet.")
+    else:
+        table = aggregate.frameworks_by_device(table)
+        lines += _framework_ratios(site, table, verdicts)
+    lines += [
+        "",
+        "## Equivalence with PyTorch",
+        "",
+        "Before measuring, `benchsite run` copies PyTorch's initial weights into each other framework's model and "
+        "compares parameter count, forward FLOPs (counted from the framework's own traced computation), output "
+        "shape, loss and gradients on one batch ([methodology](methodology.md#frameworks)). A comparison above "
+        "is only as good as this check: *unchecked* rows come from runs with `--no-equivalence`.",
+        "",
+    ]
+    lines += _table(
+        ["framework", "workload", "point", "machines", "passed", "failed", "could not run", "worst gradient diff"],
+        [
+            [
+                _framework(r.framework),
+                esc(r.workload),
+                esc(r.point or "-"),
+                str(r.machines),
+                str(r.passed),
+                f"**{r.failed}**" if r.failed else "0",
+                str(r.error),
+                "-" if pd.isna(r.worst_grad_rel_diff) else f"{r.worst_grad_rel_diff:.1e}",
+            ]
+            for r in checks.itertuples()
+        ],
+    )
+    versions = sorted({(f.name, f.version) for m in site.machines.values() for f in m.software.frameworks if f.version})
+    if versions:
+        lines += ["", "Versions measured: " + ", ".join(f"{_framework(n)} {esc(v)}" for n, v in versions) + "."]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(row: Any) -> str:
+    if row.failed:
+        return f"**failed on {row.failed} of {row.machines}**"
+    if row.error:
+        return f"could not run on {row.error} of {row.machines}"
+    return "passed"
+
+
+def _framework_ratios(site: Site, table: pd.DataFrame, verdicts: dict[tuple[str, str, str], str]) -> list[str]:
+    lines = [site.chart("frameworks", charts.framework_chart(table)), ""]
     rows = [
         [
             f"{esc(r.device_name)} ({esc(r.device)})",
@@ -466,13 +511,12 @@ def frameworks_page(site: Site) -> str:
             _seconds(r.median_s),
             _seconds(r.median_s_base),
             _x(r.ratio),
+            verdicts.get((r.framework, r.workload, r.point), "unchecked"),
         ]
         for r in table.sort_values(["workload", "point", "variant", "device"]).itertuples()
     ]
-    lines += _table(
-        ["device", "workload", "point", "loop", "framework", "machines", "median", "PyTorch", "ratio"], rows
-    )
-    return "\n".join(lines) + "\n"
+    header = ["device", "workload", "point", "loop", "framework", "machines", "median", "PyTorch", "ratio"]
+    return lines + _table([*header, "equivalence"], rows)
 
 
 def machines_index(site: Site) -> str:
@@ -572,6 +616,18 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
         )
         if sw.env:
             lines += ["", "Environment: " + ", ".join(f"`{esc(k)}={esc(v)}`" for k, v in sw.env.items())]
+        if s.equivalence:
+            by_framework: dict[str, list[str]] = {}
+            for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
+                by_framework.setdefault(framework, []).append(status)
+            lines += [
+                "",
+                "Equivalence with PyTorch: "
+                + "; ".join(
+                    f"{_framework(f)} {st.count('passed')} of {len(st)} points passed" for f, st in by_framework.items()
+                )
+                + " ([what is checked](../methodology.md#frameworks)).",
+            ]
         if s.sync_selftests:
             lines += ["", "### Synchronisation self-test", ""]
             lines += _table(

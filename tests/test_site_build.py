@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from runner import storage
+from runner.schema import EquivalenceCheck
 from site_builder.pages import _inert_cell
 from tests.conftest import HOSTILE, build_site, hostile_result, make_measurement, make_result
 
@@ -150,3 +151,44 @@ def test_the_committed_results_build_strict(tmp_path):
     home = (tmp_path / "site" / "index.html").read_text()
     for machine in (ROOT / "results").iterdir():
         assert machine.name in home
+    # TensorFlow and JAX results are compared with PyTorch's, every comparison equivalence-checked
+    frameworks = (tmp_path / "site" / "frameworks.html").read_text()
+    assert "<td>TensorFlow</td>" in frameworks and "<td>JAX</td>" in frameworks
+    assert "<td>passed</td>" in frameworks and "<td>unchecked</td>" not in frameworks and "failed on" not in frameworks
+
+
+def _check(framework: str, status: str, **extra) -> EquivalenceCheck:
+    return EquivalenceCheck(
+        framework=framework,
+        workload="depth-sweep",
+        point={"depth": 4},
+        status=status,
+        loss_rtol=1e-5,
+        grad_rtol=1e-4,
+        grad_rel_diff=extra.pop("grad_rel_diff", 3e-7),
+        **extra,
+    )
+
+
+def test_frameworks_page_shows_the_equivalence_check(tmp_path):
+    """Passed, failed and unchecked comparisons are told apart, on the frameworks page and machine pages."""
+    results = tmp_path / "results"
+    torch_row = make_measurement(device="cpu")
+    for machine_id, framework, checks in [
+        ("aaaaaaaaaaaaaaaa", "jax", [_check("jax", "passed")]),
+        ("bbbbbbbbbbbbbbbb", "tensorflow", [_check("tensorflow", "failed", grad_rel_diff=0.3)]),
+        ("cccccccccccccccc", "tensorflow", []),  # run with --no-equivalence
+    ]:
+        other = torch_row.model_copy(update={"framework": framework, "median_s": 0.005})
+        result = make_result([torch_row, other], machine_id=machine_id).model_copy(update={"equivalence": checks})
+        storage.save(result, results / machine_id / "one.yaml")
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "frameworks.html").read_text()))
+    page = re.sub(r"\s+", " ", page)
+    assert "JAX 1 5 ms 11 ms 0.45x passed" in page
+    assert "TensorFlow 2 5 ms 11 ms 0.45x failed on 1 of 1" in page  # machine c has no check: not counted
+    assert "Equivalence with PyTorch" in page and "3.0e-01" in page
+    machine = (tmp_path / "site" / "machines" / "aaaaaaaaaaaaaaaa.html").read_text()
+    assert "Equivalence with PyTorch: JAX 1 of 1 points passed" in machine
+    assert "Equivalence with PyTorch" not in (tmp_path / "site" / "machines" / "cccccccccccccccc.html").read_text()
