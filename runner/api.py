@@ -394,7 +394,7 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         selftests = run_selftests(plan)
         for test in selftests:
             if not test.passed:
-                progress.note(f"WARNING: sync self-test failed on {test.device}: {test.detail}")
+                progress.note(f"WARNING: {test.framework} sync self-test failed on {test.device}: {test.detail}")
         checks = run_equivalence(plan, progress)
         for group in plan.groups:
             measurements.extend(measure_group(plan, group, progress))
