@@ -367,22 +367,45 @@ def schema() -> None:
 def validate(
     paths: Annotated[list[Path], typer.Argument(help="Result files or folders (searched for *.yaml).")],
     as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output for bots.")] = False,
+    strict: Annotated[bool, typer.Option("--strict", help="Treat warnings (cohort outliers) as errors.")] = False,
 ) -> None:
-    """Check result files against the schema; every problem is reported with its file and field."""
-    from runner.storage import validate_paths
+    """Check result files: the format, then the rules a schema cannot express.
 
-    checked, problems = validate_paths(paths)
+    Size limit, no YAML anchors or aliases, the strict schema, results/<machine-id>/ matching machine.id,
+    unique run ids, medians within their samples, a passed sync self-test for every accelerator timing,
+    achieved FLOP/s below the device's peak; a measurement 10x away from its hardware cohort is a warning.
+    Every problem is reported at once with its file and field. Exit code 1 if any error.
+    """
+    from runner.validate import validate as run_gate
+
+    report = run_gate(paths, strict=strict)
     if as_json:
-        typer.echo(json.dumps({"files": checked, "problems": [p.__dict__ for p in problems]}, indent=2))
+        typer.echo(
+            json.dumps(
+                {
+                    "files": report.files,
+                    "valid": report.files - report.bad_files,
+                    "errors": len(report.errors),
+                    "warnings": len(report.problems) - len(report.errors),
+                    "problems": [p.__dict__ for p in report.problems],
+                },
+                indent=2,
+            )
+        )
     else:
-        for problem in problems:  # file contents are untrusted: never let them carry markup
-            err.print(f"[red]{problem.severity}[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
-        bad = len({p.path for p in problems if p.severity == "error"})
-        if checked == 0:
+        for problem in report.problems:  # file contents are untrusted: never let them carry markup
+            colour = "red" if problem.severity == "error" else "yellow"
+            line = f"[{colour}]{problem.severity}[/{colour}] {escape(str(problem))}"
+            err.print(line, highlight=False, soft_wrap=True)
+        if report.files == 0:
             err.print("no result files found")
         else:
-            console.print(f"{checked} file(s) checked, {checked - bad} valid, {bad} with errors.")
-    if checked == 0 or any(p.severity == "error" for p in problems):
+            warnings = len(report.problems) - len(report.errors)
+            console.print(
+                f"{report.files} file(s) checked, {report.files - report.bad_files} valid, "
+                f"{report.bad_files} with errors" + (f", {warnings} warning(s)." if warnings else ".")
+            )
+    if report.files == 0 or report.errors:
         raise typer.Exit(1)
 
 

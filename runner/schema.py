@@ -27,7 +27,9 @@ READABLE_VERSIONS = (1, 2)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
-_PRINTABLE = re.compile(r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f]*$")
+# Control characters and the bidirectional overrides that can make text display as something else
+# ("trojan source") are refused.
+_PRINTABLE = re.compile(r"^[^\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u202a-\u202e\u2066-\u2069]*$")
 
 
 def _printable(value: str) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -81,10 +82,44 @@ def _field_path(loc: tuple[int | str, ...]) -> str:
     return out
 
 
+# An anchor (&name) or alias (*name) token can only start where a node starts: after a space, '[', '{', ',',
+# ':' or '-', or at a line's start. Files without such a character skip the event scan.
+_MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[{,:-])[&*][^\s]", re.MULTILINE)
+
+
+def _anchors(text: str | bytes, path: str) -> list[Problem]:
+    """Anchors and aliases are rejected before anything is built: an alias bomb (a billion laughs) expands
+    exponentially when composed, and benchsite never writes either. Scanning parser events costs no
+    expansion."""
+    sample = text.decode("utf-8", errors="replace") if isinstance(text, bytes) else text
+    if not _MAYBE_ANCHOR.search(sample):
+        return []
+    try:
+        for event in yaml.parse(text, Loader=_SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                mark = event.start_mark
+                return [
+                    Problem(
+                        path,
+                        f"line {mark.line + 1}, column {mark.column + 1}",
+                        "YAML anchors and aliases are not allowed in result files",
+                    )
+                ]
+    except yaml.YAMLError:
+        return []  # the full parse below reports it with its position
+    return []
+
+
 def parse(text: str | bytes, path: str = "<string>") -> tuple[ResultFile | None, list[Problem]]:
     """Parse and validate one file's content. Returns the result or every problem found."""
     if len(text) > MAX_FILE_BYTES:
         return None, [Problem(path, "", f"file is {len(text)} bytes, over the {MAX_FILE_BYTES} byte limit")]
+    try:
+        anchors = _anchors(text, path)
+    except (UnicodeDecodeError, ValueError) as exc:
+        return None, [Problem(path, "", f"not readable text: {exc}")]
+    if anchors:
+        return None, anchors
     try:
         data: Any = yaml.load(text, Loader=_SafeLoader)
     except yaml.YAMLError as exc:
