@@ -101,7 +101,7 @@ def _anchors(text: str | bytes, path: str) -> list[Problem]:
                 return [
                     Problem(
                         path,
-                        f"line {mark.line + 1}, column {mark.column + 1}",
+                        f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else "",
                         "YAML anchors and aliases are not allowed in result files",
                     )
                 ]

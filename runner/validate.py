@@ -27,6 +27,11 @@ from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import ResultFile
 from runner.storage import Problem
 
+# Characters refused in names and other short fields (machine, software, device names, sweep points, the
+# command): a CPU model or version string never needs them, and markup does. Messages, tracebacks and
+# profiler operator names (C++ templates) keep them; the site escapes every string either way.
+UNSAFE_CHARS = frozenset("<>`")
+FREE_TEXT_EXEMPT = {"error", "traceback", "reason", "detail", "top_ops", "warnings", "notes", "skip_reason", "message"}
 COHORT_MIN_MACHINES = 3
 COHORT_FACTOR = 10.0
 FLOPS_RTOL = 0.01
@@ -46,9 +51,31 @@ class Report:
         return len({p.path for p in self.errors})
 
 
-def check_result(path: str, result: ResultFile) -> list[Problem]:
-    """Every per-file rule beyond the schema."""
+def _unsafe_text(value: object, where: str) -> Iterable[tuple[str, str]]:
+    if isinstance(value, str):
+        bad = sorted(UNSAFE_CHARS.intersection(value))
+        if bad:
+            yield where, "".join(bad)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if key not in FREE_TEXT_EXEMPT:
+                yield from _unsafe_text(item, f"{where}.{key}" if where else str(key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _unsafe_text(item, f"{where}[{i}]")
+
+
+def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list[Problem]:
+    """Every per-file rule beyond the schema. The site builder applies them too, except the character
+    rule (text_rules), so that its escaping stays tested against hostile strings."""
     problems: list[Problem] = []
+    if text_rules:
+        for where, chars in _unsafe_text(result.model_dump(mode="json", exclude={"measurements"}), ""):
+            problems.append(Problem(path, where, f"contains {chars!r}: not allowed in names and versions"))
+        for i, m in enumerate(result.measurements):
+            short = {"device_name": m.device_name, "point": m.point, "workload": m.workload}
+            for where, chars in _unsafe_text(short, f"measurements[{i}]"):
+                problems.append(Problem(path, where, f"contains {chars!r}: not allowed in names and versions"))
     synced = {(t.framework, t.device) for t in result.sync_selftests if t.passed}
     unsynced: dict[tuple[str, str], int] = defaultdict(int)
     for i, m in enumerate(result.measurements):

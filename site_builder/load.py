@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.storage import Problem, iter_all, iter_result_paths
+from runner.validate import check_result
 from site_builder.aggregate import Collector
 
 # Below this many files one process is quicker than starting others.
@@ -42,6 +43,8 @@ class Loaded:
 
     def take(self, paths: list[Path]) -> Loaded:
         for path, result, problems in iter_all(paths):
+            if result is not None:  # impossible or unsynchronised timings are never published
+                problems = problems + check_result(str(path), result, text_rules=False)
             self.problems.extend(problems)
             if result is not None and not any(p.severity == "error" for p in problems):
                 self.collector.add(path, result)

@@ -16,7 +16,7 @@ import pytest
 from runner import storage
 from runner.schema import EquivalenceCheck
 from site_builder.pages import _inert_cell
-from tests.conftest import HOSTILE, build_site, hostile_result, make_measurement, make_result
+from tests.conftest import HOSTILE, build_site, hostile_result, make_measurement, make_result, retime
 
 ROOT = Path(__file__).parent.parent
 
@@ -179,7 +179,7 @@ def test_frameworks_page_shows_the_equivalence_check(tmp_path):
         ("bbbbbbbbbbbbbbbb", "tensorflow", [_check("tensorflow", "failed", grad_rel_diff=0.3)]),
         ("cccccccccccccccc", "tensorflow", []),  # run with --no-equivalence
     ]:
-        other = torch_row.model_copy(update={"framework": framework, "median_s": 0.005})
+        other = retime(torch_row, 0.005, framework=framework)
         result = make_result([torch_row, other], machine_id=machine_id).model_copy(update={"equivalence": checks})
         storage.save(result, results / machine_id / "one.yaml")
     done = build_site(results, tmp_path / "site", strict=True)

@@ -19,7 +19,7 @@ from site_builder.aggregate import (
     speedups,
 )
 from site_builder.load import StrictBuildError, load_results
-from tests.conftest import make_measurement, make_result
+from tests.conftest import make_measurement, make_result, retime
 
 REPO_RESULTS = Path(__file__).parent.parent / "results"
 
@@ -172,7 +172,7 @@ def test_loop_effect_finds_where_the_loop_flips_the_verdict():
 
 def test_frameworks_are_compared_on_equal_workload_hash_only():
     torch_rows = sweep("cpu", {2: 1.0, 3: 1.0})
-    jax_rows = [m.model_copy(update={"framework": "jax", "median_s": 0.5}) for m in torch_rows]
+    jax_rows = [retime(m, 0.5, framework="jax") for m in torch_rows]
     stray = make_measurement(framework="jax", workload_hash="ffffffffffffffff", median_s=9.0, ci95_s=(9.0, 9.0))
     table = framework_comparison(measurements_frame([(Path("r"), make_result(torch_rows + jax_rows + [stray]))]))
     assert sorted(table["ratio"]) == pytest.approx([0.5, 0.5])
@@ -226,7 +226,7 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
                 "run": base.run.model_copy(
                     update={"id": f"{i:032x}", "started_at": base.run.started_at + timedelta(hours=i)}
                 ),
-                "measurements": [m.model_copy(update={"median_s": m.median_s * (1 + i)}) for m in base.measurements],
+                "measurements": [retime(m, m.median_s * (1 + i)) for m in base.measurements],
             }
         )
         storage.save(result, results / machine_id / f"{i:03d}.yaml")
