@@ -11,6 +11,7 @@ import pytest
 from runner.schema import Cpu, Machine, Measurement, OperatingSystem, ResultFile, Run, Software, Suite, SyncSelfTest
 
 TESTS = Path(__file__).parent
+ROOT = TESTS.parent
 # The failure-isolation workloads live in tests/plugins; the measuring children import them by name.
 sys.path.insert(0, str(TESTS / "plugins"))
 

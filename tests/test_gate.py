@@ -1,0 +1,202 @@
+"""The validation gate against the hostile corpus (tests/corpus): every malicious or broken file is refused with
+its file, field and a clear message, the good files still validate and publish next to them, and fuzzed input
+never raises anything but a reported problem."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from runner import storage
+from runner.cli import app
+from runner.validate import check_result, validate
+from tests.conftest import ROOT, build_site, make_measurement, make_result, retime
+
+CORPUS = Path(__file__).parent / "corpus"
+EXPECTED = json.loads((CORPUS / "expected.json").read_text())
+BASE = ROOT / "results" / "0c9b4be27c3326c3" / "20261122T071848Z.yaml"
+
+
+def test_the_corpus_is_what_its_builder_makes():
+    assert sorted(p.name for p in (CORPUS / "files").iterdir()) == sorted(EXPECTED)
+    assert len(EXPECTED) >= 30
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_each_hostile_file_is_refused_with_its_field_and_reason(name):
+    report = validate([CORPUS / "files" / name])
+    expected = EXPECTED[name]
+    assert report.files == 1 and report.bad_files == 1, report.problems
+    assert all(p.path.endswith(name) for p in report.problems)
+    assert any(
+        expected["field"] in p.field and expected["message"].lower() in p.message.lower() for p in report.errors
+    ), [str(p) for p in report.errors]
+
+
+def test_oversized_file_is_refused_before_parsing(tmp_path):
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * storage.MAX_FILE_BYTES)
+    start = time.perf_counter()
+    report = validate([big])
+    assert "byte limit" in report.errors[0].message and time.perf_counter() - start < 1
+
+
+def test_alias_bomb_is_refused_without_expanding_it():
+    start = time.perf_counter()
+    report = validate([CORPUS / "files" / "alias-bomb.yaml"])  # 9**10 strings if composed
+    assert report.errors and time.perf_counter() - start < 0.5
+
+
+def test_path_rule_and_duplicate_run_ids(tmp_path):
+    results = tmp_path / "results"
+    good = results / "0c9b4be27c3326c3"
+    good.mkdir(parents=True)
+    shutil.copy(BASE, good / "a.yaml")
+    shutil.copy(BASE, good / "b.yaml")  # the same run twice
+    (results / "ffffffffffffffff").mkdir()
+    shutil.copy(BASE, results / "ffffffffffffffff" / "c.yaml")
+    problems = validate([results]).errors
+    assert any(p.path.endswith("b.yaml") and p.field == "run.id" and "a.yaml" in p.message for p in problems)
+    assert any(p.path.endswith("c.yaml") and p.field == "machine.id" for p in problems)
+
+
+def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
+    data = yaml.safe_load(BASE.read_text())
+    data["machine"]["cpu"]["model"] = "<b>x</b>"
+    data["sync_selftests"] = []
+    data["measurements"][0]["median_s"] = 1e9
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(data))
+    fields = {p.field for p in validate([path]).errors}
+    assert {"machine.cpu.model", "sync_selftests", "measurements[0].median_s"} <= fields
+
+
+def _cohort(tmp_path, slow: float) -> Path:
+    results = tmp_path / "results"
+    base = make_measurement(device="cpu")
+    for i, median in enumerate([0.011, 0.012, 0.010, 0.011 * slow]):
+        machine_id = f"{i + 1:016x}"
+        result = make_result([retime(base, median)], machine_id=machine_id)
+        result = result.model_copy(update={"run": result.run.model_copy(update={"id": f"{i + 1:032x}"})})
+        storage.save(result, results / machine_id / "r.yaml")
+    return results
+
+
+def test_a_measurement_far_from_its_cohort_is_a_warning_and_strict_makes_it_an_error(tmp_path):
+    results = _cohort(tmp_path, slow=20)
+    report = validate([results])
+    assert not report.errors
+    [warning] = report.problems
+    assert warning.severity == "warning" and "20x away" in warning.message and "0000000000000004" in warning.path
+    assert validate([results], strict=True).errors
+    assert not validate([_cohort(tmp_path / "near", slow=3)]).problems
+
+
+def test_cli_reports_the_corpus_as_json_and_fails(tmp_path):
+    result = CliRunner().invoke(app, ["validate", "--json", str(CORPUS / "files")])
+    assert result.exit_code == 1
+    out = json.loads(result.output)
+    assert out["files"] == len(EXPECTED) and out["valid"] == 0 and out["errors"] >= len(EXPECTED)
+    assert {Path(p["path"]).name for p in out["problems"]} == set(EXPECTED)
+
+
+def test_good_files_still_publish_next_to_the_corpus(tmp_path):
+    """A pull request mixing good files and every hostile one: the good ones validate and reach the site, the
+    bad ones are named in the build log and left out, and no hostile markup reaches a page."""
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    target = results / "0c9b4be27c3326c3"
+    for name in EXPECTED:
+        shutil.copy(CORPUS / "files" / name, target / f"zz-{name}")
+    report = validate([results])
+    bad = {Path(p).name for p in {p.path for p in report.errors}}
+    # duplicates of the base run are refused too: every corpus file reuses its run id
+    assert bad == {f"zz-{name}" for name in EXPECTED}
+    assert report.files - report.bad_files == len(list((ROOT / "results").rglob("*.yaml")))
+    done = build_site(results, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    for name in EXPECTED:
+        # markup in names is refused by the gate; the site, as defence in depth, publishes such a file escaped
+        if not name.startswith("script-in-"):
+            assert f"zz-{name}" in done.stderr
+    home = (tmp_path / "site" / "index.html").read_text()
+    assert all(machine.name in home for machine in (ROOT / "results").iterdir())
+    for page in (tmp_path / "site").rglob("*.html"):
+        assert "window.__pwned" not in page.read_text(), page
+
+
+# --- fuzzing: nothing but a reported problem ever comes out --------------------------------------------------------
+
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=30),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=12,
+)
+BASE_DATA = yaml.safe_load(BASE.read_text()) if BASE.exists() else {}
+
+
+def _paths(data, prefix=()):
+    yield prefix
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _paths(value, (*prefix, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data[:3]):
+            yield from _paths(value, (*prefix, i))
+
+
+PATHS = [p for p in _paths(BASE_DATA) if p]
+
+
+def gate(text: str | bytes) -> None:
+    """Parse and check like `benchsite validate`: returns problems, must never raise."""
+    result, problems = storage.parse(text, "fuzz.yaml")
+    assert (result is None) == bool(problems)
+    if result is not None:
+        check_result("fuzz.yaml", result)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=2000) | st.text(max_size=2000))
+def test_fuzz_raw_input(raw):
+    gate(raw)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.sampled_from(PATHS), JSONISH), min_size=1, max_size=4))
+def test_fuzz_structured_mutations(edits):
+    import copy
+
+    data = copy.deepcopy(BASE_DATA)
+    for path, value in edits:
+        target = data
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    gate(yaml.safe_dump(data, allow_unicode=True))
+
+
+def test_fuzz_corpus_files_mutated_bytewise():
+    """Every corpus file with bytes flipped: still only reported problems."""
+    import random
+
+    rng = random.Random(5)
+    for path in sorted((CORPUS / "files").iterdir()):
+        raw = bytearray(path.read_bytes())
+        for _ in range(5):
+            copy_ = bytearray(raw)
+            for _ in range(max(1, len(copy_) // 200)):
+                if copy_:
+                    copy_[rng.randrange(len(copy_))] = rng.randrange(256)
+            gate(bytes(copy_))
