@@ -10,6 +10,7 @@ import importlib.util
 import os
 import platform
 import shlex
+import shutil
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -147,14 +148,26 @@ def _check_choices(values: list[str] | None, valid: tuple[str, ...], what: str) 
     return out
 
 
+# A result file is at most 4 MiB; refuse to start a run that could not write one.
+MIN_FREE_BYTES = 16 * 1024 * 1024
+
+
 def check_writable(directory: Path) -> None:
-    """Fail before any measuring if the result cannot be written."""
+    """Fail before any measuring if the result cannot be written: not a folder, not writable, or full."""
     try:
         directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=directory, prefix=".benchsite-write-test-"):
-            pass
+        with tempfile.NamedTemporaryFile(dir=directory, prefix=".benchsite-write-test-") as probe:
+            probe.write(b"x" * 4096)
+            probe.flush()
+            os.fsync(probe.fileno())
+        free = shutil.disk_usage(directory).free
     except OSError as exc:
         raise PlanError(f"cannot write results to {directory}: {exc.strerror or exc}") from None
+    if free < MIN_FREE_BYTES:
+        raise PlanError(
+            f"cannot write results to {directory}: only {free / 2**20:.1f} MiB free, "
+            f"{MIN_FREE_BYTES / 2**20:.0f} MiB needed; free some space or pass --output elsewhere"
+        )
 
 
 def describe_frameworks(names: list[str], timeout_s: float = 300.0) -> tuple[list[FrameworkInfo], list[Accelerator]]:
@@ -423,7 +436,13 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
     if interrupted and not measurements:
         return result, None
     path = plan.options.output or default_output(plan, started)
-    save(result, path)
+    try:
+        save(result, path)
+    except OSError as exc:  # the disk filled up or the folder went away during the run: keep the numbers
+        fallback = Path(tempfile.gettempdir()) / f"benchsite-{result.run.id}.yaml"
+        save(result, fallback)
+        progress.note(f"WARNING: could not write {path} ({exc.strerror or exc}); the result is in {fallback}")
+        return result, fallback
     return result, path
 
 

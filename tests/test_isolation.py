@@ -123,3 +123,69 @@ def test_missing_optional_dependency_is_recorded_as_skipped(plugins, tmp_path):
     (m,) = result.measurements
     assert m.status == "skipped" and "benchsite_no_such_module" in (m.skip_reason or "")
     assert path is not None and storage.load(path)[1] == []
+
+
+def _run_cli(out: Path, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, **PLUGIN_ENV, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "runner", "run", "--profile", "tiny", "-w", "test-mixed", "--device", "cpu"]
+    argv += ["--time-budget", "0.05", "-o", str(out), *extra]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=TESTS.parent)
+
+
+def test_kill_9_at_any_moment_leaves_no_partial_result_file(tmp_path):
+    """SIGKILL the run at a spread of moments, including while it writes: the output is either absent or a
+    whole, valid file; at most a hidden temporary is left, which validate and the site never read."""
+    outcomes = set()
+    for i, delay in enumerate([0.5, 1.5, 3.0, 4.5, 6.0, 8.0, 30.0]):
+        out = tmp_path / f"run{i}" / "r.yaml"
+        proc = _run_cli(out)
+        try:
+            proc.wait(timeout=delay)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        if out.exists():
+            loaded, problems = storage.load(out)
+            assert problems == [] and loaded is not None and loaded.measurements, problems
+            outcomes.add("complete")
+        else:
+            outcomes.add("absent")
+        leftovers = [p.name for p in out.parent.iterdir() if p.name != "r.yaml"] if out.parent.exists() else []
+        assert all(name.startswith(".") for name in leftovers), leftovers
+        assert storage.iter_result_paths([out.parent]) in ([], [out])
+    assert outcomes == {"absent", "complete"}  # killed before the end, and let finish
+
+
+def test_a_full_or_unwritable_results_folder_is_refused_before_measuring(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(api.PlanError, match="cannot write results to"):
+        api.plan_run(api.RunOptions(profile="tiny", output=blocker / "r.yaml"))
+    # A full disk cannot be made here without root mounts; the free-space figure is the OS's, so stand in for it.
+    import shutil
+    from collections import namedtuple
+
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda path: usage(10**9, 10**9 - 2**20, 2**20))
+    with pytest.raises(api.PlanError, match=r"only 1\.0 MiB free"):
+        api.plan_run(api.RunOptions(profile="tiny", output=tmp_path / "ok" / "r.yaml"))
+
+
+def test_results_are_kept_when_the_folder_fails_at_the_end(plugins, tmp_path):
+    """The folder was fine when the run started and is gone (now a file) when it ends: the numbers go to the
+    temporary folder and the run says where."""
+    out_dir = tmp_path / "out"
+    options = api.RunOptions(
+        profile="tiny", workloads=["test-mixed"], devices=["cpu"], time_budget_s=0.05, output=out_dir / "r.yaml"
+    )
+    plan = api.plan_run(options)
+    plan.groups = plan.groups[:1]
+    out_dir.rmdir()
+    out_dir.write_text("in the way")
+    notes = []
+    result, path = api.execute(plan, api.Progress(note=notes.append))
+    assert path is not None and path.parent != out_dir and path.exists()
+    loaded, problems = storage.load(path)
+    assert problems == [] and loaded == result
+    assert any("could not write" in n and str(path) in n for n in notes)
+    path.unlink()
