@@ -409,6 +409,55 @@ def validate(
         raise typer.Exit(1)
 
 
+@app.command()
+def submit(
+    files: Annotated[
+        list[Path] | None, typer.Argument(help="Result files to submit. Default: every new file under results/.")
+    ] = None,
+    remote: Annotated[str, typer.Option(help="The git remote of your fork.")] = "origin",
+    upstream: Annotated[str, typer.Option(help="The git remote of the benchsite repository, if you added one.")] = (
+        "upstream"
+    ),
+    base: Annotated[str, typer.Option(help="The branch the pull request goes into.")] = "main",
+    branch: Annotated[
+        str | None, typer.Option(help="Branch to create. Default: results/<machine-id>-<time of the run>.")
+    ] = None,
+    no_push: Annotated[bool, typer.Option("--no-push", help="Commit on a new branch but do not push.")] = False,
+    repo: Annotated[Path, typer.Option(help="Your clone of your fork.")] = Path("."),
+) -> None:
+    """Submit new result files as a pull request from your fork.
+
+    Validates the files (refuses them on any error), creates a branch from the upstream base branch, commits
+    them with a message naming the machine, pushes to your fork and opens the pull request with `gh` when it
+    is installed; otherwise prints the link and the steps.
+    """
+    from runner.submit import SubmitError
+    from runner.submit import submit as run_submit
+
+    try:
+        sub = run_submit(
+            repo,
+            files,
+            remote=remote,
+            upstream=upstream,
+            base=base,
+            branch=branch,
+            push=not no_push,
+            note=lambda text: console.print(escape(text)),
+        )
+    except SubmitError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(1) from None
+    where = f"[bold]{escape(sub.branch)}[/bold]"
+    console.print(f"Committed {len(sub.files)} file(s) on branch {where}: {escape(sub.title)}")
+    if sub.pr_url:
+        console.print(f"Opened the pull request: {escape(sub.pr_url)}")
+    elif sub.steps:
+        console.print("Next:" if not sub.pushed else "Pushed. Open the pull request:")
+        for step in sub.steps:
+            console.print(f"  {escape(step)}")
+
+
 site_app = typer.Typer(help="Build or preview the leaderboard site from result files.", no_args_is_help=True)
 app.add_typer(site_app, name="site")
 
