@@ -15,7 +15,7 @@ from runner.schema import Machine
 from tests.conftest import make_result
 
 runner = CliRunner()
-COMMANDS = ["run", "list", "fingerprint", "schema", "validate", "site build", "site serve"]
+COMMANDS = ["run", "list", "fingerprint", "schema", "validate", "submit", "site build", "site serve"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
