@@ -91,3 +91,23 @@ def test_submit_with_nothing_new_says_what_to_do(clone):
 def test_submit_outside_a_clone_is_a_clear_error(tmp_path):
     done = run_submit(tmp_path)
     assert done.returncode == 1 and "not inside a git clone" in done.stderr
+
+
+def test_from_benchsite_run_to_benchsite_submit_in_the_documented_steps(clone):
+    """CONTRIBUTING.md's steps in a fresh clone: run (a tiny part of the suite), validate, submit."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    run = [sys.executable, "-m", "runner", "run", "--profile", "tiny", "-w", "tabular-mlp", "-f", "torch"]
+    run += ["-d", "cpu", "--time-budget", "0.05"]
+    done = subprocess.run(run, cwd=clone, capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    [written] = list((clone / "results").rglob("*.yaml"))
+    validated = subprocess.run(
+        [sys.executable, "-m", "runner", "validate", "results/"], cwd=clone, capture_output=True, text=True
+    )
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+    done = run_submit(clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    machine = written.parent.name
+    branch = f"results/{machine}-{written.stem}"
+    pushed = git(clone.parent / "fork.git", "show", "--name-only", "--format=", branch).split()
+    assert pushed == [f"results/{machine}/{written.name}"]
