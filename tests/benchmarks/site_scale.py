@@ -38,6 +38,11 @@ from typing import Any
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from runner.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
+from runner.schema import Cpu  # noqa: E402
+
 TARGET_RATIO = 3.0
 TARGET_MEMORY_GIB = 2.0
 CPUS = [
@@ -106,6 +111,14 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 m["device_name"] = machine["accelerators"][0]["model"]
             elif m.get("device") == "cpu":
                 m["device_name"] = cpu_model
+            # A relabelled device must stay below its peak, or the site (rightly) leaves the file out.
+            precision = m.get("precision", "fp32")
+            if m.get("device") == "cpu":
+                peak: float | None = cpu_peak_tflops(Cpu(**machine["cpu"]), precision)
+            else:
+                peak = gpu_peak_tflops(m["device_name"], precision)
+            if peak and m.get("achieved_tflops") and m["achieved_tflops"] / scale > 0.5 * peak:
+                scale = m["achieved_tflops"] / (0.5 * peak)
             m["samples_s"] = [s * scale for s in m.get("samples_s", [])[:max_samples]]
             for key in ("median_s", "iqr_s", "warmup_s", "wall_s"):
                 if m.get(key) is not None:
