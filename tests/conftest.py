@@ -16,6 +16,18 @@ ROOT = TESTS.parent
 sys.path.insert(0, str(TESTS / "plugins"))
 
 
+def shadow_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **modules: str) -> None:
+    """Put modules that shadow real ones (a framework that is missing or broken) first on the path of every
+    measuring child process."""
+    import os
+
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    for name, source in modules.items():
+        (shim / f"{name}.py").write_text(source)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
+
+
 def make_measurement(**overrides) -> Measurement:
     fields = dict(
         workload="depth-sweep",

@@ -3,12 +3,11 @@ or broken framework is recorded with its reason and never stops the others."""
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from runner import api, storage
 from runner.frameworks import canonical_framework
+from tests.conftest import shadow_modules
 
 
 def _run(tmp_path, **options):
@@ -67,17 +66,8 @@ def test_framework_names_and_aliases():
         canonical_framework("mxnet")
 
 
-def _shim(tmp_path, monkeypatch, **modules: str) -> None:
-    """Put modules that shadow the real frameworks first on the measuring children's path."""
-    shim = tmp_path / "shim"
-    shim.mkdir()
-    for name, source in modules.items():
-        (shim / f"{name}.py").write_text(source)
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
-
-
 def test_missing_and_crashing_frameworks_are_recorded_and_the_others_run(tmp_path, monkeypatch):
-    _shim(
+    shadow_modules(
         tmp_path,
         monkeypatch,
         jax="raise ModuleNotFoundError(\"No module named 'jax'\", name='jax')\n",
@@ -95,6 +85,6 @@ def test_missing_and_crashing_frameworks_are_recorded_and_the_others_run(tmp_pat
 
 
 def test_asking_only_for_a_missing_framework_is_a_clear_error(tmp_path, monkeypatch):
-    _shim(tmp_path, monkeypatch, jax="raise ModuleNotFoundError(\"No module named 'jax'\", name='jax')\n")
+    shadow_modules(tmp_path, monkeypatch, jax="raise ModuleNotFoundError(\"No module named 'jax'\", name='jax')\n")
     with pytest.raises(api.PlanError, match=r"jax is not installed \(pip install 'benchsite\[jax\]'\)"):
         api.plan_run(api.RunOptions(profile="tiny", frameworks=["jax"], output=tmp_path / "r.yaml"))

@@ -4,6 +4,7 @@ never raises anything but a reported problem."""
 
 from __future__ import annotations
 
+import copy
 import json
 import shutil
 import time
@@ -156,12 +157,25 @@ def _paths(data, prefix=()):
 PATHS = [p for p in _paths(BASE_DATA) if p]
 
 
-def gate(text: str | bytes) -> None:
-    """Parse and check like `benchsite validate`: returns problems, must never raise."""
+def gate(text: str | bytes) -> list:
+    """Parse and check one file like `benchsite validate`: returns its problems, must never raise."""
     result, problems = storage.parse(text, "fuzz.yaml")
     assert (result is None) == bool(problems)
-    if result is not None:
-        check_result("fuzz.yaml", result)
+    return problems if result is None else check_result("fuzz.yaml", result)
+
+
+def apply_edits(edits: list[tuple[tuple, object]]) -> str:
+    """The base result file with each (path, value) edit applied where the path exists, as YAML."""
+    data = copy.deepcopy(BASE_DATA)
+    for path, value in edits:
+        target = data
+        try:
+            for key in path[:-1]:
+                target = target[key]
+            target[path[-1]] = value
+        except (KeyError, IndexError, TypeError):
+            continue
+    return yaml.safe_dump(data, allow_unicode=True)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -173,18 +187,7 @@ def test_fuzz_raw_input(raw):
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(PATHS), JSONISH), min_size=1, max_size=4))
 def test_fuzz_structured_mutations(edits):
-    import copy
-
-    data = copy.deepcopy(BASE_DATA)
-    for path, value in edits:
-        target = data
-        try:
-            for key in path[:-1]:
-                target = target[key]
-            target[path[-1]] = value
-        except (KeyError, IndexError, TypeError):
-            continue
-    gate(yaml.safe_dump(data, allow_unicode=True))
+    gate(apply_edits(edits))
 
 
 def test_fuzz_corpus_files_mutated_bytewise():

@@ -12,7 +12,6 @@ other than a reported problem) and time. CI runs 150 examples of the first two a
 from __future__ import annotations
 
 import argparse
-import copy
 import random
 import sys
 import time
@@ -22,13 +21,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import yaml  # noqa: E402
 from hypothesis import HealthCheck, given, seed, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from runner import storage  # noqa: E402
-from runner.validate import check_result  # noqa: E402
-from tests.test_gate import BASE_DATA, CORPUS, JSONISH, PATHS  # noqa: E402
+from tests.test_gate import CORPUS, JSONISH, PATHS, apply_edits, gate  # noqa: E402
 
 
 class Tally:
@@ -39,9 +35,7 @@ class Tally:
     def feed(self, text: str | bytes) -> None:
         self.runs += 1
         try:
-            result, problems = storage.parse(text, "fuzz.yaml")
-            if result is not None:
-                problems = problems + check_result("fuzz.yaml", result)
+            problems = gate(text)
             if any(p.severity == "error" for p in problems):
                 self.refused += 1
             else:
@@ -65,16 +59,7 @@ def run_structured(n: int, tally: Tally, rng_seed: int) -> None:
     @settings(max_examples=n, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(st.lists(st.tuples(st.sampled_from(PATHS), JSONISH), min_size=1, max_size=4))
     def case(edits: list) -> None:
-        data = copy.deepcopy(BASE_DATA)
-        for path, value in edits:
-            target = data
-            try:
-                for key in path[:-1]:
-                    target = target[key]
-                target[path[-1]] = value
-            except (KeyError, IndexError, TypeError):
-                continue
-        tally.feed(yaml.safe_dump(data, allow_unicode=True))
+        tally.feed(apply_edits(edits))
 
     case()
 

@@ -29,7 +29,6 @@ class JaxDevice:
     name: str
     device: Any  # jax.Device
     sync: Callable[[], None]
-    bf16: bool = False
 
     def reset_peak_memory(self) -> None:
         return None  # XLA keeps no resettable peak
@@ -76,7 +75,7 @@ def make_device(kind: str, cpu_name: str = "CPU") -> JaxDevice:
     def wait() -> None:
         jnp.zeros(1, device=device).block_until_ready()
 
-    return JaxDevice(kind, device.device_kind, device, wait, bf16=True)
+    return JaxDevice(kind, device.device_kind, device, wait)
 
 
 def threads() -> int | None:

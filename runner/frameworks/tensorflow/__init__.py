@@ -28,7 +28,6 @@ class TFDevice:
     name: str
     logical: str  # '/CPU:0' or '/GPU:0'
     sync: Callable[[], None]
-    bf16: bool = False
 
     def reset_peak_memory(self) -> None:
         if self.kind in ("cuda", "rocm"):
@@ -84,7 +83,7 @@ def make_device(kind: str, cpu_name: str = "CPU") -> TFDevice:
     tf.config.set_visible_devices(gpus[:1], "GPU")
     tf.config.experimental.set_memory_growth(gpus[0], True)  # take memory as needed, not all of it at start
     # Programs synchronise through what they computed (Program.sync); this fallback waits on a fresh op.
-    return TFDevice(kind, _gpu_name(gpus[0]), "/GPU:0", lambda: read_back(tf.zeros([1])), bf16=True)
+    return TFDevice(kind, _gpu_name(gpus[0]), "/GPU:0", lambda: read_back(tf.zeros([1])))
 
 
 def threads() -> int | None:

@@ -128,8 +128,8 @@ def adamw_weights_only(cfg: dict[str, Any]) -> keras.optimizers.Optimizer:
 # --- the two loops ---------------------------------------------------------------------------------------------
 
 
-class KerasFit(Program):
-    """as-written: compile with Keras' defaults, then one `fit` epoch per unit from host NumPy arrays."""
+class Loop(Program):
+    """What both loops train on: the data, batch size, optimiser, loss, shuffling and learning-rate schedule."""
 
     def __init__(
         self,
@@ -141,15 +141,23 @@ class KerasFit(Program):
         optimizer: keras.optimizers.Optimizer,
         loss: LossFn,
         shuffle: bool,
-        metrics: list[str] | None = None,
         lr_schedule: Callable[[int], float] | None = None,
     ):
         super().__init__(model, device)
-        with tf.device(device.logical):
-            model.compile(optimizer=optimizer, loss=loss, metrics=metrics)
-        self.x, self.y, self.batch, self.shuffle = x, y, batch, shuffle
-        self.callbacks = [keras.callbacks.LearningRateScheduler(lr_schedule)] if lr_schedule else []
+        self.x, self.y, self.batch, self.optimizer, self.loss = x, y, batch, optimizer, loss
+        self.shuffle, self.lr_schedule = shuffle, lr_schedule
         self.epoch = 0
+
+
+class KerasFit(Loop):
+    """as-written: compile with Keras' defaults, then one `fit` epoch per unit from host NumPy arrays."""
+
+    def __init__(self, *args: Any, metrics: list[str] | None = None, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        with tf.device(self.device.logical):
+            self.model.compile(optimizer=self.optimizer, loss=self.loss, metrics=metrics)
+        schedule = self.lr_schedule
+        self.callbacks = [keras.callbacks.LearningRateScheduler(schedule)] if schedule else []
 
     def run_unit(self) -> None:
         with tf.device(self.device.logical):
@@ -166,36 +174,21 @@ class KerasFit(Program):
         self.epoch += 1
 
 
-class XlaResident(Program):
+class XlaResident(Loop):
     """tuned: resident tensors, an XLA-compiled train step, a fresh permutation per epoch (or none)."""
 
-    def __init__(
-        self,
-        model: keras.Model,
-        device: TFDevice,
-        x: np.ndarray,
-        y: np.ndarray,
-        batch: int,
-        optimizer: keras.optimizers.Optimizer,
-        loss: LossFn,
-        shuffle: bool,
-        lr_schedule: Callable[[int], float] | None = None,
-        convolutional: bool = False,
-    ):
-        super().__init__(model, device)
-        xla = not (convolutional and device.kind == "cpu")
+    def __init__(self, *args: Any, convolutional: bool = False, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        xla = not (convolutional and self.device.kind == "cpu")
         self.notes = (
             "tf.function(jit_compile=True) step" if xla else "tf.function step without XLA (CPU convolutions)",
         )
-        self.optimizer, self.loss, self.shuffle, self.lr_schedule = optimizer, loss, shuffle, lr_schedule
-        n = x.shape[0]
-        with tf.device(device.logical):
-            self.x, self.y = tf.identity(tf.constant(x)), tf.identity(tf.constant(y))
+        n = self.x.shape[0]
+        with tf.device(self.device.logical):
+            self.x, self.y = tf.identity(tf.constant(self.x)), tf.identity(tf.constant(self.y))
             self.order = tf.range(n)
-            optimizer.build(model.trainable_variables)
-        self.starts = list(range(0, n, batch))
-        self.batch = batch
-        self.epoch = 0
+            self.optimizer.build(self.model.trainable_variables)
+        self.starts = list(range(0, n, self.batch))
         self.step = tf.function(self._step, jit_compile=xla)
 
     def _step(self, x: Any, y: Any, idx: Any) -> Any:
