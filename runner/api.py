@@ -5,6 +5,7 @@ The CLI is a thin layer over `plan_run` and `execute`; tests and other tools cal
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import importlib.util
 import os
@@ -12,8 +13,9 @@ import platform
 import shlex
 import shutil
 import tempfile
+import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,6 +29,7 @@ from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_fra
 from runner.schema import (
     SCHEMA_VERSION,
     Accelerator,
+    DevicePeak,
     EquivalenceCheck,
     FrameworkInfo,
     Machine,
@@ -68,6 +71,16 @@ ENV_ALLOWLIST = (
 )
 
 
+@contextlib.contextmanager
+def _phase(phases: dict[str, float], name: str) -> Iterator[None]:
+    """Add the wall time of the block to phases[name] (benchmarks and the run's summary read it)."""
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        phases[name] = phases.get(name, 0.0) + time.perf_counter() - start
+
+
 class PlanError(ValueError):
     """The options cannot be run here; the message says what to change."""
 
@@ -85,6 +98,7 @@ class RunOptions:
     results_dir: Path = Path("results")
     profile_ops: bool = True
     equivalence: bool = True  # prove each non-PyTorch framework's models equal PyTorch's before measuring
+    peaks: bool = True  # measure each device's matrix-product throughput (the denominator of "% of peak")
     command: str = "benchsite run"
 
 
@@ -117,6 +131,7 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     budget_s: float = 0.0
     timeout_s: float = 0.0
+    phase_s: dict[str, float] = field(default_factory=dict)  # wall seconds per phase, filled as the run goes
 
     @property
     def total(self) -> int:
@@ -222,13 +237,14 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         raise PlanError(str(exc)) from None
     devices_wanted = _check_choices(options.devices, DEVICE_KINDS, "device")
     variants = _check_choices(options.variants, VARIANTS, "variant") or list(VARIANTS)
-    out_dir = options.output.parent if options.output else options.results_dir
-    check_writable(out_dir)
+    check_writable(output_folder(options))
 
     progress.note("Probing frameworks and hardware ...")
-    infos, accelerators = describe_frameworks(frameworks)
-    machine = collect_machine(framework_accelerators=accelerators)
-    software = software_info(infos)
+    phases: dict[str, float] = {}
+    with _phase(phases, "probe frameworks and hardware"):
+        infos, accelerators = describe_frameworks(frameworks)
+        machine = collect_machine(framework_accelerators=accelerators)
+        software = software_info(infos)
 
     notes: list[str] = []
     devices: dict[str, list[str]] = {}
@@ -270,7 +286,7 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                     groups.append(Group(workload, framework, kind, variant, cases, list(range(len(cases))), skip))
     budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
     timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
-    return Plan(options, machine, software, devices, groups, notes, budget, timeout)
+    return Plan(options, machine, software, devices, groups, notes, budget, timeout, phases)
 
 
 def run_selftests(plan: Plan) -> list[SyncSelfTest]:
@@ -297,6 +313,22 @@ def run_selftests(plan: Plan) -> list[SyncSelfTest]:
                     )
                 )
     return results
+
+
+def run_peaks(plan: Plan, progress: Progress) -> list[DevicePeak]:
+    """The matrix-product throughput of every device PyTorch measures: the honest denominator of "% of peak"."""
+    peaks: list[DevicePeak] = []
+    if not plan.options.peaks:
+        return peaks
+    for kind in plan.devices.get(REFERENCE, []):
+        payload, failure = executor.run_simple({"kind": "peak", "framework": REFERENCE, "device": kind}, plan.timeout_s)
+        if payload is None:
+            progress.note(f"WARNING: could not measure the matrix-product peak on {kind}: {failure}")
+            continue
+        peaks += [DevicePeak(**p) for p in payload["peaks"]]
+    for peak in peaks:
+        progress.note(f"Peak on {peak.device}: {peak.tflops:.2f} TFLOP/s in {peak.dtype} ({peak.n}x{peak.n} products)")
+    return peaks
 
 
 def run_equivalence(plan: Plan, progress: Progress) -> list[EquivalenceCheck]:
@@ -386,9 +418,26 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
     return [measurements[i] for i in group.indices if i in measurements]
 
 
+def output_is_folder(output: Path) -> bool:
+    """--output names a folder when it is one, or when it does not end in .yaml or .yml."""
+    return output.is_dir() or output.suffix.lower() not in (".yaml", ".yml")
+
+
+def output_folder(options: RunOptions) -> Path:
+    """The folder the result file goes into (or under, for <machine-id>/): checked before measuring."""
+    if options.output is None:
+        return options.results_dir
+    return options.output if output_is_folder(options.output) else options.output.parent
+
+
 def default_output(plan: Plan, started: datetime) -> Path:
+    """--output FILE as given; otherwise <folder>/<machine-id>/<UTC time>.yaml, the folder being --output's or
+    results/."""
+    output = plan.options.output
+    if output is not None and not output_is_folder(output):
+        return output
     stamp = started.strftime("%Y%m%dT%H%M%SZ")
-    return plan.options.results_dir / plan.machine.id / f"{stamp}.yaml"
+    return output_folder(plan.options) / plan.machine.id / f"{stamp}.yaml"
 
 
 def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, Path | None]:
@@ -402,15 +451,22 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
     measurements: list[Measurement] = []
     selftests: list[SyncSelfTest] = []
     checks: list[EquivalenceCheck] = []
+    peaks: list[DevicePeak] = []
     interrupted = False
+    phases = plan.phase_s
     try:
-        selftests = run_selftests(plan)
+        with _phase(phases, "sync self-tests"):
+            selftests = run_selftests(plan)
         for test in selftests:
             if not test.passed:
                 progress.note(f"WARNING: {test.framework} sync self-test failed on {test.device}: {test.detail}")
-        checks = run_equivalence(plan, progress)
+        with _phase(phases, "matrix-product peaks"):
+            peaks = run_peaks(plan, progress)
+        with _phase(phases, "equivalence check"):
+            checks = run_equivalence(plan, progress)
         for group in plan.groups:
-            measurements.extend(measure_group(plan, group, progress))
+            with _phase(phases, f"measure {group.framework} {group.workload.id}"):
+                measurements.extend(measure_group(plan, group, progress))
     except (executor.Interrupted, KeyboardInterrupt):
         interrupted = True
         progress.note("Interrupted: writing the measurements that finished.")
@@ -431,11 +487,12 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         software=plan.software,
         sync_selftests=selftests,
         equivalence=checks,
+        device_peaks=peaks,
         measurements=measurements,
     )
     if interrupted and not measurements:
         return result, None
-    path = plan.options.output or default_output(plan, started)
+    path = default_output(plan, started)
     try:
         save(result, path)
     except OSError as exc:  # the disk filled up or the folder went away during the run: keep the numbers

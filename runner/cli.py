@@ -70,7 +70,13 @@ def run(
     ] = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the result file here instead of results/<machine-id>/<time>.yaml."),
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write the result: a FILE.yaml, or a folder that gets <machine-id>/<time>.yaml inside "
+            "it (anything not ending in .yaml or .yml is a folder). Default: results/<machine-id>/<time>.yaml. "
+            "A place that cannot be written is refused before measuring.",
+        ),
     ] = None,
     results_dir: Annotated[Path, typer.Option(help="Folder that holds results/<machine-id>/.")] = Path("results"),
     time_budget: Annotated[
@@ -151,6 +157,7 @@ def run(
         err.print("Interrupted before any measurement finished; nothing was written.")
         raise typer.Exit(130)
     _print_summary(result)
+    _print_time_and_convergence(plan, result)
     failed = [m for m in result.measurements if m.status == "failed"]
     console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
     if result.run.interrupted:
@@ -227,6 +234,35 @@ def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
     )
     with bars:
         return api.execute(plan, progress)
+
+
+def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:
+    """Where the time went (phases, the measuring grouped by framework) and which measurements stopped before
+    their confidence interval reached the target."""
+    from runner.summary import format_seconds
+
+    grouped: dict[str, float] = {}
+    for name, seconds in plan.phase_s.items():
+        key = " ".join(name.split()[:2]) if name.startswith("measure ") else name
+        grouped[key] = grouped.get(key, 0.0) + seconds
+    total = (result.run.finished_at - result.run.started_at).total_seconds() + grouped.get(
+        "probe frameworks and hardware", 0.0
+    )
+    parts = ", ".join(f"{escape(name)} {format_seconds(seconds)}" for name, seconds in grouped.items())
+    console.print(f"\nTook {format_seconds(total)}: {parts}.")
+    unstable = [m for m in result.measurements if m.status == "ok" and not m.stable]
+    if unstable:
+        console.print(
+            f"[yellow]{len(unstable)} of {sum(m.status == 'ok' for m in result.measurements)} measurements stopped "
+            "at the time budget before their 95% CI was within 2% of the median[/yellow] (raise --time-budget "
+            "or quiet the machine):"
+        )
+        for m in unstable:
+            point = " ".join(f"{k}={v}" for k, v in m.point.items())
+            width = f"{m.rel_ci_halfwidth:.1%}" if m.rel_ci_halfwidth is not None else "?"
+            console.print(
+                f"  {escape(f'{m.workload} {point}'.strip())} {m.variant} {m.framework}/{m.device}: +-{width}"
+            )
 
 
 def _print_summary(result: ResultFile) -> None:

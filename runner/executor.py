@@ -196,10 +196,10 @@ def run_cases(
 
 
 def run_simple(job: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any] | None, ChildFailure | None]:
-    """Run a describe or selftest job; returns its one payload event or the failure."""
+    """Run a describe, selftest or peak job; returns its one payload event or the failure."""
     events: list[dict[str, Any]] = []
     failure = run_child(job, events.append, timeout_s)
-    payload = next((e for e in events if e.get("event") in ("describe", "selftest")), None)
+    payload = next((e for e in events if e.get("event") in ("describe", "selftest", "peak")), None)
     if payload is None and failure is None:
         failure = ChildFailure("Crash", "the child process returned no answer")
     return payload, failure

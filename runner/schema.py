@@ -11,6 +11,9 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   raw samples and their statistics.
 - 2 (benchsite 0.1.0, with TensorFlow and JAX): `equivalence`, the proof that each framework's model computes
   what PyTorch's does, and measurement `notes`. Version 1 files stay valid (they have neither).
+- 3 (benchsite 0.2.0, suite 2): measurement `timer` (how samples were bounded: device events or host syncs),
+  the self-test's `engine_s`, and `device_peaks`, the matrix-product throughput measured on each device in the
+  same run (the denominator of "% of peak"). Older files stay valid.
 """
 
 from __future__ import annotations
@@ -22,8 +25,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -161,7 +164,24 @@ class SyncSelfTest(Strict):
     reference_s: NonNegative | None = Field(
         None, description="Device-side time of the same kernels (CUDA/HIP events), where available."
     )
+    engine_s: NonNegative | None = Field(
+        None,
+        description="The same burst timed per unit by the timing engine, as measurements are timed (device "
+        "events where the device has them); it must cover the synchronised time. Schema 3 and later.",
+    )
     detail: LongText = ""
+
+
+class DevicePeak(Strict):
+    """What one device really does: a square matrix product timed in the run, like a measurement."""
+
+    framework: Identifier
+    device: DeviceKind
+    device_name: Text
+    dtype: Literal["fp32", "tf32", "bf16", "fp16"] = Field(description="Operand type of the product.")
+    n: int = Field(ge=1, description="Side of the square matrices.")
+    median_s: PositiveSeconds = Field(description="Median seconds per product.")
+    tflops: NonNegative = Field(description="2 n^3 / median_s / 1e12.")
 
 
 class TopOp(Strict):
@@ -205,6 +225,12 @@ class Measurement(Strict):
     unit: Literal["epoch", "step"] = Field(description="What one sample times.")
     samples_per_unit: int = Field(ge=1, description="Training examples processed per unit.")
     units_per_sample: int = Field(1, ge=1, description="Units timed back to back in one sample (blocking).")
+    timer: Literal["host-sync", "device-events"] | None = Field(
+        None,
+        description="How samples were bounded: 'host-sync', a host clock with the device synchronised after every "
+        "sample; 'device-events', timestamps in the device's queue (CUDA/HIP events) with one host sync per round "
+        "of samples. Schema 3 and later.",
+    )
     warmup_s: PositiveSeconds | None = Field(None, description="The first unit, timed on its own.")
     samples_s: list[PositiveSeconds] = Field(default_factory=list, description="Raw seconds per unit.")
     median_s: PositiveSeconds | None = None
@@ -280,7 +306,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2, 3] = Field(description="Version of this format; see runner/schema.py.")
     benchsite_version: Text
     suite: Suite
     run: Run
@@ -289,6 +315,10 @@ class ResultFile(Strict):
     sync_selftests: list[SyncSelfTest] = Field(default_factory=list)
     equivalence: list[EquivalenceCheck] = Field(
         default_factory=list, description="One check per framework other than PyTorch, workload and point."
+    )
+    device_peaks: list[DevicePeak] = Field(
+        default_factory=list,
+        description="Matrix-product throughput measured on each device in this run. Schema 3 and later.",
     )
     measurements: list[Measurement] = Field(default_factory=list)
 

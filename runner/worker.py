@@ -28,9 +28,10 @@ from typing import IO, Any
 from runner import privacy
 from runner.executor import EXIT_CASE_FAILED
 from runner.monitor import Monitor
-from runner.timing import measure, summarize
+from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
 from runner.workloads import get as get_workload
 
+PROGRESS_EVERY_S = 0.5
 OOM_MARKERS = ("out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "can't allocate memory")
 
 
@@ -86,16 +87,25 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         base["params"] = base["params"] if base["params"] is not None else program.params
         base["precision"] = program.precision
         device.reset_peak_memory()
+        last_progress = [0.0]
 
         def progress(samples: int, elapsed: float) -> None:
-            _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
+            # A line to the parent at most every PROGRESS_EVERY_S: enough for a progress bar, no cost per sample.
+            if elapsed - last_progress[0] >= PROGRESS_EVERY_S:
+                last_progress[0] = elapsed
+                _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
+        own_sync = getattr(program, "sync", None)  # TF and JAX wait on what the program computed
+        timer = None if own_sync is not None else getattr(device, "timer", None)
         with Monitor() as monitor:
             timing = measure(
                 program.run_unit,
-                getattr(program, "sync", device.sync),  # TF and JAX wait on what the program computed
+                own_sync or device.sync,
                 budget_s=job["budget_s"],
+                timer=timer,
+                warmup_units=getattr(program, "warmup_units", 1),
                 target_rel_ci=job.get("target_rel_ci", 0.02),
+                min_sample_s=MIN_SAMPLE_S if device.kind == "cpu" or timer is not None else ACCEL_MIN_SAMPLE_S,
                 on_sample=progress,
             )
         stats = summarize(timing.samples_s)
@@ -112,6 +122,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             warmup_s=timing.warmup_s,
             samples_s=timing.samples_s,
             units_per_sample=timing.units_per_sample,
+            timer=timing.timer,
             median_s=stats.median_s,
             iqr_s=stats.iqr_s,
             ci95_s=list(stats.ci95_s) if stats.ci95_s else None,
@@ -179,6 +190,9 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         return run_equivalence(job, out)
     if kind == "selftest":
         _emit(out, {"event": "selftest", "result": framework.sync_selftest(device)})
+        return 0
+    if kind == "peak":
+        _emit(out, {"event": "peak", "peaks": framework.measure_peaks(device)})
         return 0
     if kind != "measure":
         raise ValueError(f"unknown job kind {kind!r}")

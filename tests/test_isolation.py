@@ -189,3 +189,30 @@ def test_results_are_kept_when_the_folder_fails_at_the_end(plugins, tmp_path):
     assert problems == [] and loaded == result
     assert any("could not write" in n and str(path) in n for n in notes)
     path.unlink()
+
+
+@pytest.mark.parametrize("existing", [True, False])
+def test_output_folder_gets_machine_id_and_time_inside(plugins, tmp_path, existing):
+    """--output DIR (existing, or any name without .yaml) is a folder: the file goes to DIR/<machine-id>/<time>.yaml,
+    never to the temporary folder."""
+    folder = tmp_path / "out"
+    if existing:
+        folder.mkdir()
+    options = api.RunOptions(
+        profile="tiny", workloads=["test-mixed"], devices=["cpu"], time_budget_s=0.05, output=folder
+    )
+    plan = api.plan_run(options)
+    plan.groups = plan.groups[:1]
+    result, path = api.execute(plan)
+    assert path is not None and path.parent == folder / result.machine.id
+    assert path.name == result.run.started_at.strftime("%Y%m%dT%H%M%SZ") + ".yaml"
+    assert storage.load(path)[1] == []
+
+
+def test_output_that_cannot_be_written_is_refused_before_measuring(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(api.PlanError, match="cannot write results to"):
+        api.plan_run(api.RunOptions(profile="tiny", output=blocker / "sub"))  # a folder inside a file
+    with pytest.raises(api.PlanError, match="cannot write results to"):
+        api.plan_run(api.RunOptions(profile="tiny", output=blocker / "sub" / "r.yaml"))

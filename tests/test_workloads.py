@@ -3,6 +3,7 @@ runs on the CPU at tiny size in both variants, and workload hashes identify exac
 
 from __future__ import annotations
 
+import io
 import math
 
 import pytest
@@ -111,14 +112,17 @@ def test_transformer_top_ops_come_from_the_profiler():
     assert any("mm" in op["name"] or "linear" in op["name"] for op in ops)
 
 
-def test_as_written_loops_keep_the_seeds_host_syncs():
+def test_as_written_loops_print_the_seeds_progress_lines():
     case = get("depth-sweep").cases("tiny")[0]
     program = tw.depth_sweep(case, "as-written", CPU)
+    program.log = io.StringIO()
     program.run_unit()
-    assert program.line.startswith("Epoch  0: Train Loss")  # the seed's per-epoch progress line
+    assert program.log.getvalue().startswith("Epoch  0: Train Loss")  # the seed's per-epoch progress line
     mnist = tw.mnist_cnn(get("mnist-cnn").cases("tiny")[0], "as-written", CPU)
+    mnist.log = io.StringIO()
     mnist.run_unit()
-    assert mnist.line.startswith("Train Epoch: 1")
+    lines = mnist.log.getvalue().splitlines()
+    assert lines[0].startswith("Train Epoch: 1 [0/256 (0%)]") and len(lines) == 1  # 4 batches, every 10th
     assert mnist.scheduler.get_last_lr()[0] == pytest.approx(0.7)  # StepLR(gamma=0.7) stepped once
 
 

@@ -29,10 +29,17 @@ class Case:
     # Analytic forward FLOPs of one example: what every framework's own count must match (equivalence).
     forward_flops: float | None = None
 
+    def loop(self, variant: str) -> dict[str, Any]:
+        """What the variant's loop does (config["loops"][variant]), as the loops read it."""
+        return dict(self.config.get("loops", {}).get(variant, {}))
+
     def workload_hash(self, variant: str) -> str:
-        """Hash of everything that changes the numbers. Framework and device are not in it: they are what
-        the site compares."""
-        key = {"suite": SUITE_VERSION, "workload": self.workload, "variant": variant, "config": self.config}
+        """Hash of everything that changes the numbers: the shared configuration and this variant's loop (not
+        the other variant's). Framework and device are not in it: they are what the site compares."""
+        shared = {k: v for k, v in self.config.items() if k != "loops"}
+        key = {"suite": SUITE_VERSION, "workload": self.workload, "variant": variant, "config": shared}
+        if "loops" in self.config:
+            key["loop"] = self.loop(variant)
         return hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
 
     def label(self) -> str:

@@ -47,6 +47,23 @@ def _mlp_case(workload: str, point: dict[str, Any], widths: list[int], n: int, c
 # --- seed 000: a 3-layer MLP on heart-disease-sized tabular data ------------------------------------------------
 
 
+# What each variant's loop does, as data the loops read. It is part of the workload hash of that variant only,
+# so a change to one loop separates its old and new numbers and leaves the other variant's comparable.
+# The as-written entries are the seeds' own settings (tests/test_seed_fidelity.py checks them against the seed
+# text); docs list where a loop cannot follow its seed (DEVIATIONS).
+
+TABULAR_LOOPS = {
+    # seed 000: DataLoader(dataset, batch_size=10, shuffle=True, pin_memory=True, num_workers=2), one loader for
+    # both devices; X_batch.to(device, non_blocking=True); train_loss += batch_loss.item() every batch.
+    "as-written": {
+        "loader": {"batch_size": 10, "shuffle": True, "pin_memory": True, "num_workers": 2},
+        "non_blocking": True,
+        "loss_item": "every-batch",
+    },
+    "tuned": {"data": "resident", "shuffle": "device-permutation", "optimizer": "fused", "graph": "epoch"},
+}
+
+
 def tabular_cases(profile: str) -> list[Case]:
     n = 100 if profile == "tiny" else 734  # 734 training rows, 13 features: the seed's heart-disease split
     loop = {
@@ -58,6 +75,7 @@ def tabular_cases(profile: str) -> list[Case]:
         "decay": "weights-only",
         "loss": "cross-entropy",
         "data": "synthetic-normal-v1",
+        "loops": TABULAR_LOOPS,
     }
     return [_mlp_case("tabular-mlp", {}, [13, 32, 16, 2], n, loop)]
 
@@ -70,10 +88,26 @@ def depth_widths(depth: int) -> list[int]:
     return [2**k for k in range(1, depth + 1)] + [2]
 
 
+DEPTH_LOOPS = {
+    # seed 001: train_input.narrow(0, n, mini_batch_size) of tensors made resident with .cuda(); argmax error
+    # count and loss summed as tensors; loss.backward(), optimizer.step(), optimizer.zero_grad(); one print per
+    # epoch, whose formatting of the tensors waits for the device.
+    "as-written": {"batches": "narrow", "bookkeeping": "argmax-errors+loss-sum", "print": "every-epoch"},
+    "tuned": {"data": "resident", "optimizer": "fused", "graph": "epoch"},
+}
+
+
 def depth_cases(profile: str) -> list[Case]:
     depths = [2, 3] if profile == "tiny" else list(range(2, 13))
     n = 200 if profile == "tiny" else 1000
-    loop = {"batch": 100, "optimizer": "sgd", "lr": 0.1, "loss": "cross-entropy", "data": "disc-v1"}
+    loop = {
+        "batch": 100,
+        "optimizer": "sgd",
+        "lr": 0.1,
+        "loss": "cross-entropy",
+        "data": "disc-v1",
+        "loops": DEPTH_LOOPS,
+    }
     return [_mlp_case("depth-sweep", {"depth": d}, depth_widths(d), n, loop) for d in depths]
 
 
@@ -89,6 +123,17 @@ LENET_FORWARD = [
 LENET_PARAMS = (3 * 25 * 16 + 16) + (16 * 25 * 8 + 8) + mlp_params([200, 120, 84, 10])
 
 
+# Flux's crossentropy adds eps(Float32) inside the log: -sum(xlogy.(y, yhat .+ eps); dims=1), mean over the batch.
+FLUX_EPS = 1.1920929e-07
+
+CIFAR_LOOPS = {
+    # seed 002: a Vector of (images, one-hot) batches of 1000 moved to the device once; per batch
+    # gradient(params(m)) of crossentropy(m(x), y) and update!(Momentum(0.01), ...); timed by @btime.
+    "as-written": {"batches": "resident-list", "loss": "softmax+flux-crossentropy", "eps": FLUX_EPS},
+    "tuned": {"data": "resident", "loss": "logits+fused-cross-entropy", "optimizer": "fused", "graph": "epoch"},
+}
+
+
 def cifar_cases(profile: str) -> list[Case]:
     n = {"tiny": 200, "quick": 10_000, "standard": 50_000}[profile]
     batch = 100 if profile == "tiny" else 1000
@@ -102,6 +147,7 @@ def cifar_cases(profile: str) -> list[Case]:
         "momentum": 0.9,
         "loss": "softmax-cross-entropy",
         "data": "synthetic-uniform-v1",
+        "loops": CIFAR_LOOPS,
     }
     flops = train_flops(LENET_FORWARD) * n
     return [Case("cifar-lenet", {}, config, "epoch", n, LENET_PARAMS, flops, sum(LENET_FORWARD))]
@@ -116,6 +162,21 @@ MNIST_FORWARD = [
     linear_flops(128, 10),
 ]
 MNIST_PARAMS = (1 * 9 * 32 + 32) + (32 * 9 * 64 + 64) + mlp_params([9216, 128, 10])
+
+
+MNIST_LOOPS = {
+    # seed 004, pytorch/examples mnist/main.py as of the seed (2023): train_kwargs = {'batch_size': 64};
+    # if use_cuda (also ROCm's HIP build): {'num_workers': 1, 'pin_memory': True, 'shuffle': True}; on the CPU
+    # and on MPS neither workers nor shuffling. datasets.MNIST hands each image to the transform as a PIL image:
+    # transforms.Compose([ToTensor(), Normalize((0.1307,), (0.3081,))]). data.to(device); loss.item() printed
+    # every log_interval batches; StepLR(step_size=1, gamma=0.7) after each epoch.
+    "as-written": {
+        "loader": {"cuda": {"num_workers": 1, "pin_memory": True, "shuffle": True}, "other": {}},
+        "transform": "pil+to_tensor+normalize",
+        "print": "every-log-interval",
+    },
+    "tuned": {"data": "resident-normalised", "shuffle": "device-permutation", "optimizer": "foreach", "graph": "epoch"},
+}
 
 
 def mnist_cases(profile: str) -> list[Case]:
@@ -133,6 +194,7 @@ def mnist_cases(profile: str) -> list[Case]:
         "log_interval": 10,
         "loss": "nll",
         "data": "synthetic-uint8-v1",
+        "loops": MNIST_LOOPS,
     }
     flops = train_flops(MNIST_FORWARD) * n
     return [Case("mnist-cnn", {}, config, "epoch", n, MNIST_PARAMS, flops, sum(MNIST_FORWARD))]
@@ -198,11 +260,13 @@ TINY_MODELS = {
     },
 }
 MODELS = {"bert-base": BERT_BASE, "deit-tiny": DEIT_TINY, "convnext-tiny": CONVNEXT_TINY, **TINY_MODELS}
-# (model, mode) -> batch sizes per profile. Standard covers the seed's sweep; quick keeps one size each.
+# (model, mode) -> batch sizes per profile. Standard covers the seed's sweep and, for BERT-base, batches large
+# enough to saturate a data-centre GPU (the tuned loop's best batch is the one the site reports); quick keeps
+# one size each.
 TRANSFORMER_SWEEP: dict[str, list[tuple[str, str, list[int]]]] = {
     "standard": [
-        ("bert-base", "train", [8, 32]),
-        ("bert-base", "infer", [8, 64]),
+        ("bert-base", "train", [8, 32, 128]),
+        ("bert-base", "infer", [8, 64, 256]),
         ("deit-tiny", "train", [32, 128]),
         ("deit-tiny", "infer", [32, 256]),
         ("convnext-tiny", "train", [32]),
@@ -257,6 +321,20 @@ def transformer_forward_flops(model: dict[str, Any]) -> float:
     raise ValueError(f"unknown model family {model['family']!r}")
 
 
+TRANSFORMER_LOOPS = {
+    # seed 003 prints no loop: as-written is the plain Hugging Face fine-tuning step (fp32, batch from host memory
+    # every step, torch.optim.AdamW, no_grad inference).
+    "as-written": {"precision": "fp32", "batch": "host-copy", "optimizer": "adamw"},
+    "tuned": {
+        "batch": "resident",
+        "train": "bf16-autocast",
+        "infer": "bf16-weights",
+        "optimizer": "fused-adamw",
+        "compile": "reduce-overhead-on-cuda",
+    },
+}
+
+
 def transformer_cases(profile: str) -> list[Case]:
     cases = []
     for model, mode, batches in TRANSFORMER_SWEEP[profile]:
@@ -268,6 +346,7 @@ def transformer_cases(profile: str) -> list[Case]:
                 "optimizer": "adamw",
                 "lr": 5e-5,
                 "data": "synthetic-v1",
+                "loops": TRANSFORMER_LOOPS,
             }
             forward = transformer_forward_flops(MODELS[model]) * batch
             # Training: forward, plus weight and input gradients (each about one forward).

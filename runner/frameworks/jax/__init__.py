@@ -20,6 +20,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from runner.timing import check_engine
+
 _KINDS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "rocm", "metal": "mps"}
 
 
@@ -155,13 +157,21 @@ def sync_selftest(device: JaxDevice, min_device_s: float = 0.05) -> dict[str, An
         length *= 2
     unsynced = run(length, False)
     synced = run(length, True)
+    last: list[jax.Array] = [a]
+
+    def unit() -> None:
+        for _ in range(CALLS):
+            last[0] = burst(a, length)
+
+    engine_ok, engine, engine_detail = check_engine(unit, lambda: last[0].block_until_ready(), None, synced, unsynced)
     return {
         "framework": "jax",
         "device": device.kind,
-        "passed": synced >= 2.0 * unsynced,
+        "passed": synced >= 2.0 * unsynced and engine_ok,
         "unsynced_s": unsynced,
         "synced_s": synced,
         "reference_s": None,
+        "engine_s": engine,
         "detail": f"{CALLS} calls of {length} chained {n}x{n} matmuls: dispatch {unsynced * 1e3:.2f} ms, "
-        f"with block_until_ready {synced * 1e3:.2f} ms",
+        f"with block_until_ready {synced * 1e3:.2f} ms; {engine_detail}",
     }

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -32,6 +33,7 @@ from jax import lax
 from runner.frameworks.jax import JaxDevice
 from runner.workloads import data as synthetic
 from runner.workloads.base import Case
+from runner.workloads.suite import FLUX_EPS
 
 Params = list[jax.Array]
 Apply = Callable[[Params, jax.Array, jax.Array | None], jax.Array]
@@ -120,7 +122,8 @@ def nll(log_probs: jax.Array, y: jax.Array) -> jax.Array:
 
 
 def flux_crossentropy(probs: jax.Array, onehot: jax.Array) -> jax.Array:
-    return -(onehot * jnp.log(probs)).sum(axis=1).mean()
+    """Flux's crossentropy: mean over the batch of -sum(y .* log(yhat .+ eps(Float32)))."""
+    return -(onehot * jnp.log(probs + FLUX_EPS)).sum(axis=1).mean()
 
 
 def weights_only(params: Params) -> list[bool]:
@@ -190,26 +193,39 @@ class Program:
 
 
 class JittedStep(Program):
-    """as-written: a jitted step per batch from a Python loop; `after_batch` keeps the seed's host syncs."""
+    """as-written: the seed's loop translated, one jitted step per batch from a Python loop. `batches` follows
+    where the seed's batches come from: 'host' (a DataLoader in host memory: gathered on the host, copied to
+    the device per batch), 'slices' (narrow() of resident tensors) or 'list' (a list of resident batches made
+    once). `after_batch` keeps the seed's host syncs and prints."""
 
     after_batch: Callable[[int, jax.Array, jax.Array, jax.Array], None] | None = None
     train_loss = 0.0  # what the seeds' own loops keep on the host
-    line = ""
 
-    def __init__(self, *args: Any, **kwargs: Any):
+    def __init__(self, *args: Any, batches: str = "slices", **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.jitted = jax.jit(self.step)
         self.host_rng = np.random.default_rng(synthetic.DATA_SEED)
+        self.batches = batches
+        self.log = sys.stdout  # the measuring child sends stdout to its log file
+        starts = range(0, self.n, self.batch)
+        if batches == "host":
+            self.host_x, self.host_y = np.asarray(self.x), np.asarray(self.y)
+        elif batches == "list":
+            self.resident = [(self.x[i : i + self.batch], self.y[i : i + self.batch]) for i in starts]
+
+    def _batch(self, i: int, start: int, order: np.ndarray | None) -> tuple[jax.Array, jax.Array]:
+        if self.batches == "list":
+            return self.resident[i]
+        if self.batches == "host":
+            idx = order[start : start + self.batch] if order is not None else slice(start, start + self.batch)
+            return jax.device_put((self.host_x[idx], self.host_y[idx]), self.device.device)
+        return self.x[start : start + self.batch], self.y[start : start + self.batch]
 
     def run_unit(self) -> None:
         self.set_learning_rate()
         order = self.host_rng.permutation(self.n) if self.shuffle else None
         for i, start in enumerate(range(0, self.n, self.batch)):
-            if order is None:
-                xb, yb = self.x[start : start + self.batch], self.y[start : start + self.batch]
-            else:
-                idx = order[start : start + self.batch]
-                xb, yb = self.x[idx], self.y[idx]
+            xb, yb = self._batch(i, start, order)
             self.key, sub = jax.random.split(self.key)
             self.weights, self.opt_state, loss, out = self.jitted(self.weights, self.opt_state, xb, yb, sub)
             if self.after_batch is not None:
@@ -295,7 +311,8 @@ def _adamw(cfg: dict[str, Any]) -> optax.GradientTransformation:
 def tabular_mlp(case: Case, variant: str, device: JaxDevice) -> Program:
     cfg = case.config
     x, y = synthetic.tabular(cfg["n"], cfg["widths"][0])
-    program = _loop(variant)(mlp, ce_logits, _adamw(cfg), mlp_shapes(cfg["widths"]), device, x, y, cfg["batch"], True)
+    args = (mlp, ce_logits, _adamw(cfg), mlp_shapes(cfg["widths"]), device, x, y, cfg["batch"], True)
+    program = JittedStep(*args, batches="host") if variant == "as-written" else FusedEpoch(*args)
     if isinstance(program, JittedStep):  # the seed adds loss.item() of every batch to a Python float
         program.train_loss = 0.0
 
@@ -321,8 +338,10 @@ def depth_sweep(case: Case, variant: str, device: JaxDevice) -> Program:
             totals["errors"] = errors if i == 0 else totals["errors"] + errors
             if i == batches - 1:
                 rate = 100 * float(totals["errors"]) / cfg["n"]
-                program.line = (
-                    f"Epoch {program.epoch:2d}: Train Loss {float(totals['loss']):6.2f}, Train Error: {rate:5.02f}%"
+                loss_sum = float(totals["loss"])
+                print(
+                    f"Epoch {program.epoch:2d}: Train Loss {loss_sum:6.2f}, Train Error: {rate:5.02f}%",
+                    file=program.log,
                 )
 
         program.after_batch = tally
@@ -335,7 +354,8 @@ def cifar_lenet(case: Case, variant: str, device: JaxDevice) -> Program:
     opt = optax.sgd(cfg["lr"], momentum=cfg["momentum"])
     if variant == "as-written":  # softmax output and Flux's crossentropy on one-hot labels
         onehot = np.eye(cfg["classes"], dtype=np.float32)[y]
-        return JittedStep(lenet, flux_crossentropy, opt, LENET_SHAPES, device, x, onehot, cfg["batch"], False)
+        args = (lenet, flux_crossentropy, opt, LENET_SHAPES, device, x, onehot, cfg["batch"], False)
+        return JittedStep(*args, batches="list")
     logits = partial(lenet, logits=True)
     return FusedEpoch(logits, ce_logits, opt, LENET_SHAPES, device, x, y, cfg["batch"], False, convolutional=True)
 
@@ -351,12 +371,16 @@ def mnist_cnn(case: Case, variant: str, device: JaxDevice) -> Program:
         return float(cfg["lr"] * cfg["lr_gamma"] ** epoch)
 
     args = (apply, nll, opt, MNIST_SHAPES, device, x, y, cfg["batch"], True, step_lr)
-    program = JittedStep(*args) if variant == "as-written" else FusedEpoch(*args, convolutional=True)
-    if isinstance(program, JittedStep):  # the example logs loss.item() every log_interval batches
+    if variant == "as-written":  # the example's DataLoader: batches from host memory, shuffled on a GPU only
+        program: Program = JittedStep(*args[:8], device.kind in ("cuda", "rocm"), step_lr, batches="host")
+    else:
+        program = FusedEpoch(*args, convolutional=True)
+    if isinstance(program, JittedStep):  # the example prints loss.item() every log_interval batches
 
         def log(i: int, loss: jax.Array, out: jax.Array, yb: jax.Array) -> None:
             if i % cfg["log_interval"] == 0:
-                program.line = f"Train Epoch: {program.epoch} [{i * cfg['batch']}/{cfg['n']}]\tLoss: {float(loss):.6f}"
+                line = f"Train Epoch: {program.epoch} [{i * cfg['batch']}/{cfg['n']}]\tLoss: {float(loss):.6f}"
+                print(line, file=program.log)
 
         program.after_batch = log
     return program

@@ -21,6 +21,8 @@ from typing import Any
 
 import tensorflow as tf
 
+from runner.timing import check_engine
+
 
 @dataclass
 class TFDevice:
@@ -161,7 +163,14 @@ def sync_selftest(device: TFDevice, min_device_s: float = 0.05) -> dict[str, Any
             b = chain(a)
         read_back(b)
         synced = time.perf_counter() - start
-    passed = synced >= 2.0 * unsynced
+        last = [b]
+
+        def unit() -> None:
+            for _ in range(reps):
+                last[0] = chain(a)
+
+        engine_ok, engine, engine_detail = check_engine(unit, lambda: read_back(last[0]), None, synced, unsynced)
+    passed = synced >= 2.0 * unsynced and engine_ok
     return {
         "framework": "tensorflow",
         "device": device.kind,
@@ -169,6 +178,7 @@ def sync_selftest(device: TFDevice, min_device_s: float = 0.05) -> dict[str, Any
         "unsynced_s": unsynced,
         "synced_s": synced,
         "reference_s": None,
+        "engine_s": engine,
         "detail": f"{reps} calls of {CHAIN} chained {n}x{n} matmuls: enqueue {unsynced * 1e3:.2f} ms, "
-        f"with read-back {synced * 1e3:.2f} ms",
+        f"with read-back {synced * 1e3:.2f} ms; {engine_detail}",
     }

@@ -28,6 +28,7 @@ import tensorflow as tf
 from runner.frameworks.tensorflow import TFDevice, read_back
 from runner.workloads import data as synthetic
 from runner.workloads.base import Case
+from runner.workloads.suite import FLUX_EPS
 
 LossFn = Callable[[Any, Any], Any]
 
@@ -115,8 +116,9 @@ def sparse_ce_logits(y_true: Any, logits: Any) -> Any:
 
 
 def flux_crossentropy(onehot: Any, probs: Any) -> Any:
-    """Flux's crossentropy on softmax output, as seed 002 (and the PyTorch as-written loop) computes it."""
-    return -tf.reduce_mean(tf.reduce_sum(onehot * tf.math.log(probs), axis=1))
+    """Flux's crossentropy on softmax output, as seed 002 (and the PyTorch as-written loop) computes it:
+    mean over the batch of -sum(y * log(p + eps(Float32)))."""
+    return -tf.reduce_mean(tf.reduce_sum(onehot * tf.math.log(probs + FLUX_EPS), axis=1))
 
 
 def adamw_weights_only(cfg: dict[str, Any]) -> keras.optimizers.Optimizer:

@@ -9,9 +9,11 @@ those are part of what the seed measured.
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -188,23 +190,19 @@ def _adamw_weights_only(model: nn.Module, lr: float, wd: float, **kwargs: Any) -
 
 
 class TabularAsWritten(Program):
-    """Seed 000's loop: a shuffling DataLoader (2 workers and pinned memory on a GPU), `.item()` per batch."""
+    """Seed 000's train(): one DataLoader for every device (batch 10, shuffle, pinned memory, 2 workers: the
+    seed's comment says the CPU does not need them, but its CPU timing used the same loader), non-blocking
+    copies, `.item()` per batch."""
 
     def __init__(self, case: Case, device: TorchDevice):
-        cfg = case.config
+        cfg, loop = case.config, case.loop("as-written")
         x, y = tabular_data(cfg["n"], cfg["widths"][0])
         super().__init__(MultiLayerPerceptron(cfg["widths"][0], cfg["widths"]), device)
-        self.model.to(device.device, non_blocking=True)
+        self.non_blocking = loop["non_blocking"]
+        self.model.to(device.device, non_blocking=self.non_blocking)
         self.optimizer = _adamw_weights_only(self.model, cfg["lr"], cfg["weight_decay"])
         self.criterion = nn.CrossEntropyLoss()
-        gpu = device.kind != "cpu"
-        self.loader = DataLoader(
-            TensorDataset(x, y),
-            batch_size=cfg["batch"],
-            shuffle=cfg["shuffle"],
-            pin_memory=device.kind in ("cuda", "rocm"),
-            num_workers=2 if gpu else 0,
-        )
+        self.loader = DataLoader(TensorDataset(x, y), **loop["loader"])
 
     def run_unit(self) -> None:
         dev = self.device.device
@@ -212,8 +210,8 @@ class TabularAsWritten(Program):
         train_loss, n_batches = 0.0, 0
         for x_batch, y_batch in self.loader:
             n_batches += 1
-            x_batch = x_batch.to(dev, non_blocking=True)
-            y_batch = y_batch.to(dev, non_blocking=True)
+            x_batch = x_batch.to(dev, non_blocking=self.non_blocking)
+            y_batch = y_batch.to(dev, non_blocking=self.non_blocking)
             logits = self.model(x_batch)
             batch_loss = self.criterion(logits, y_batch)
             train_loss += batch_loss.item()
@@ -322,7 +320,7 @@ def disc_data(n: int) -> tuple[torch.Tensor, torch.Tensor]:
 
 class DepthAsWritten(Program):
     """Seed 001's loop: narrow() slices of resident tensors, argmax error count, loss accumulated as a
-    tensor, and the per-epoch progress line (formatting the tensors synchronises)."""
+    tensor, and the per-epoch progress line printed (formatting the tensors synchronises)."""
 
     def __init__(self, case: Case, device: TorchDevice):
         cfg = case.config
@@ -334,6 +332,7 @@ class DepthAsWritten(Program):
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg["lr"])
         self.mini_batch_size = cfg["batch"]
         self.k = 0
+        self.log = sys.stdout  # the measuring child sends stdout to its log file
 
     def run_unit(self) -> None:
         acc_loss: Any = 0
@@ -349,8 +348,9 @@ class DepthAsWritten(Program):
             loss.backward()
             self.optimizer.step()
             self.optimizer.zero_grad()
-        self.line = (
-            f"Epoch {self.k:2d}: Train Loss {acc_loss:6.2f}, Train Error: {(100 * nb_train_errors) / n_total:5.02f}%"
+        print(
+            f"Epoch {self.k:2d}: Train Loss {acc_loss:6.2f}, Train Error: {(100 * nb_train_errors) / n_total:5.02f}%",
+            file=self.log,
         )
         self.k += 1
 
@@ -402,9 +402,14 @@ def image_data(n: int, shape: list[int], classes: int) -> tuple[torch.Tensor, to
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
+def flux_crossentropy(p: torch.Tensor, onehot: torch.Tensor, eps: float) -> torch.Tensor:
+    """Flux's crossentropy(yhat, y): mean over the batch of -sum(y .* log(yhat .+ eps))."""
+    return -(onehot * torch.log(p + eps)).sum(dim=1).mean()
+
+
 class CifarAsWritten(Program):
     """Seed 002's loop: a list of resident (images, one-hot) batches of 1000, softmax output and
-    Flux's crossentropy (mean over the batch of -sum(y log p)), Momentum(0.01)."""
+    Flux's crossentropy, Momentum(0.01) (Flux's rho 0.9 is PyTorch's momentum 0.9 for a constant rate)."""
 
     def __init__(self, case: Case, device: TorchDevice):
         cfg = case.config
@@ -417,10 +422,11 @@ class CifarAsWritten(Program):
             (x[i : i + b].to(device.device), onehot[i : i + b].to(device.device)) for i in range(0, cfg["n"], b)
         ]
         self.optimizer = torch.optim.SGD(self.model.parameters(), lr=cfg["lr"], momentum=cfg["momentum"])
+        self.eps = case.loop("as-written")["eps"]
 
     def run_unit(self) -> None:
         for x, y in self.batches:
-            loss = -(y * torch.log(self.model(x))).sum(dim=1).mean()
+            loss = flux_crossentropy(self.model(x), y, self.eps)
             self.optimizer.zero_grad()
             loss.backward()
             self.optimizer.step()
@@ -444,10 +450,10 @@ def cifar_lenet_equivalence(case: Case, batch: int) -> dict[str, Any]:
     cfg = case.config
     x, y = image_data(batch, cfg["image"], cfg["classes"])
 
-    def flux_crossentropy(p: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        return -(F.one_hot(labels, cfg["classes"]).float() * torch.log(p)).sum(dim=1).mean()
+    def loss(p: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+        return flux_crossentropy(p, F.one_hot(labels, cfg["classes"]).float(), case.loop("as-written")["eps"])
 
-    return _reference(LeNet(), x, y, flux_crossentropy)  # as written: softmax output, Flux's crossentropy
+    return _reference(LeNet(), x, y, loss)  # as written: softmax output, Flux's crossentropy
 
 
 # --- seed 004: the MNIST example -----------------------------------------------------------------------------------
@@ -481,33 +487,54 @@ def mnist_images(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(raw), torch.from_numpy(labels)
 
 
+def to_tensor(pic: Any) -> torch.Tensor:
+    """torchvision's ToTensor() for a mode-'L' PIL image: a (1, H, W) float tensor in [0, 1]."""
+    img = torch.from_numpy(np.array(pic, np.uint8, copy=True))
+    img = img.view(pic.size[1], pic.size[0], 1).permute((2, 0, 1)).contiguous()
+    return img.to(dtype=torch.get_default_dtype()).div(255)
+
+
+def normalize(tensor: torch.Tensor, mean: list[float], std: list[float]) -> torch.Tensor:
+    """torchvision's Normalize(mean, std) (not in place: it clones, as the transform does)."""
+    tensor = tensor.clone()
+    mean_t = torch.as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
+    std_t = torch.as_tensor(std, dtype=tensor.dtype, device=tensor.device)
+    return tensor.sub_(mean_t.view(-1, 1, 1)).div_(std_t.view(-1, 1, 1))
+
+
 class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
-    """uint8 images transformed per item like ToTensor() + Normalize((0.1307,), (0.3081,))."""
+    """torchvision's datasets.MNIST over synthetic uint8 images: each item becomes a PIL image, then
+    ToTensor() and Normalize((0.1307,), (0.3081,)), as the example's transform does (torchvision's own code
+    path, written out so the suite needs only Pillow)."""
 
     def __init__(self, images: torch.Tensor, targets: torch.Tensor, mean: float, std: float):
-        self.images, self.targets, self.mean, self.std = images, targets.tolist(), mean, std
+        self.data, self.targets, self.mean, self.std = images, targets, [mean], [std]
 
     def __len__(self) -> int:
-        return len(self.targets)
+        return len(self.data)
 
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
-        img = self.images[index].to(torch.float32).div_(255).unsqueeze_(0)
-        return img.sub_(self.mean).div_(self.std), self.targets[index]
+        from PIL import Image
+
+        img, target = self.data[index], int(self.targets[index])
+        pic = Image.fromarray(img.numpy(), mode="L")
+        return normalize(to_tensor(pic), self.mean, self.std), target
 
 
 class MnistAsWritten(Program):
-    """pytorch/examples' train(): DataLoader (1 worker + pinned memory on a GPU), Adadelta, StepLR,
-    `loss.item()` every log_interval batches."""
+    """pytorch/examples' train(): the DataLoader as the example sets it up for this device (1 worker, pinned
+    memory and shuffling under CUDA or ROCm; plain batches elsewhere), Adadelta, StepLR, the progress line
+    with `loss.item()` printed every log_interval batches."""
 
     def __init__(self, case: Case, device: TorchDevice):
-        cfg = case.config
+        cfg, loop = case.config, case.loop("as-written")
         super().__init__(MnistNet(), device)
         self.model.to(device.device)
         images, targets = mnist_images(cfg["n"])
-        kwargs: dict[str, Any] = {"batch_size": cfg["batch"], "shuffle": True}
-        if device.kind != "cpu":
-            kwargs.update(num_workers=1, pin_memory=device.kind in ("cuda", "rocm"))
+        use_cuda = device.kind in ("cuda", "rocm")  # torch.cuda.is_available() is true for both
+        kwargs: dict[str, Any] = {"batch_size": cfg["batch"], **loop["loader"]["cuda" if use_cuda else "other"]}
         self.loader = DataLoader(SyntheticMnist(images, targets, *cfg["normalize"]), **kwargs)
+        self.log = sys.stdout  # the measuring child sends stdout to its log file
         self.optimizer = torch.optim.Adadelta(self.model.parameters(), lr=cfg["lr"])
         self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=cfg["lr_gamma"])
         self.log_interval = cfg["log_interval"]
@@ -524,12 +551,15 @@ class MnistAsWritten(Program):
             loss.backward()
             self.optimizer.step()
             if batch_idx % self.log_interval == 0:
-                self.line = "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(  # noqa: UP032 (the seed)
-                    self.epoch,
-                    batch_idx * len(data),
-                    len(self.loader.dataset),  # type: ignore[arg-type]
-                    100.0 * batch_idx / len(self.loader),
-                    loss.item(),
+                print(
+                    "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(  # noqa: UP032 - the example's own call
+                        self.epoch,
+                        batch_idx * len(data),
+                        len(self.loader.dataset),  # type: ignore[arg-type]
+                        100.0 * batch_idx / len(self.loader),
+                        loss.item(),
+                    ),
+                    file=self.log,
                 )
         self.scheduler.step()
         self.epoch += 1
@@ -586,22 +616,31 @@ def transformer_batch(model_cfg: dict[str, Any], batch: int) -> dict[str, torch.
 
 
 class TransformerProgram(Program):
-    """as-written: fp32, the batch copied from host memory every step, plain AdamW (seed 003's fine-tuning
-    loop). tuned: the batch resident on the device, bf16 autocast where the device supports bf16, fused
-    AdamW, gradients freed rather than zeroed, inference under inference_mode."""
+    """as-written: fp32, the batch copied from host memory every step, plain AdamW, `no_grad` inference (seed
+    003's fine-tuning loop). tuned, what an expert runs: the batch resident on the device, fused AdamW,
+    gradients freed rather than zeroed, inference under inference_mode with bf16 weights, training under bf16
+    autocast (fp32 master weights), fused attention (PyTorch's scaled_dot_product_attention), and on CUDA/ROCm
+    the model compiled by torch.compile with CUDA graphs ('reduce-overhead'), so a small step is not
+    launch-bound. On other devices the tuned loop runs eagerly (compiling for a CPU costs minutes and, measured
+    on the 2-core VM, gained nothing at these sizes); `notes` say which ran."""
 
     def __init__(self, case: Case, variant: str, device: TorchDevice):
         cfg = case.config
         super().__init__(build_transformer(cfg["model"]), device)
-        self.model.to(device.device)
         self.train = cfg["mode"] == "train"
-        self.model.train(self.train)
         self.tuned = variant == "tuned"
+        bf16 = self.tuned and device.bf16
+        # Inference keeps no optimiser state: its weights can be bf16 outright. Training keeps fp32 weights.
+        self.weights_bf16 = bf16 and not self.train
+        self.model.to(device.device, dtype=torch.bfloat16 if self.weights_bf16 else None)
+        self.model.train(self.train)
         host = transformer_batch(cfg["model"], cfg["batch"])
+        if self.weights_bf16:
+            host = {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in host.items()}
         self.host_batch = host
         self.resident = {k: v.to(device.device) for k, v in host.items()} if self.tuned else None
-        self.autocast = self.tuned and device.bf16
-        self.precision = "bf16" if self.autocast else "fp32"
+        self.autocast = bf16 and self.train
+        self.precision = "bf16" if bf16 else "fp32"
         if self.train:
             extra: dict[str, Any] = _fused_or_foreach(device) if self.tuned else {}
             self.optimizer: torch.optim.Optimizer | None = torch.optim.AdamW(
@@ -609,6 +648,16 @@ class TransformerProgram(Program):
             )
         else:
             self.optimizer = None
+        self.forward: Callable[..., Any] = self.model
+        if self.tuned:
+            notes = ["bf16 autocast, fp32 weights" if self.autocast else "bf16 weights" if bf16 else "fp32"]
+            if device.kind in ("cuda", "rocm"):
+                self.forward = torch.compile(self.model, mode="reduce-overhead")
+                self.warmup_units = 3  # compilation, then the CUDA graphs are recorded: all before the clock
+                notes.append("torch.compile(mode='reduce-overhead'): Inductor kernels replayed from CUDA graphs")
+            else:
+                notes.append("eager (no torch.compile on this device)")
+            self.notes = tuple(notes)
 
     def _batch(self) -> dict[str, torch.Tensor]:
         if self.resident is not None:
@@ -621,14 +670,14 @@ class TransformerProgram(Program):
         with torch.autocast(autocast_type, dtype=torch.bfloat16, enabled=self.autocast):
             if self.train:
                 assert self.optimizer is not None
-                loss = self.model(**batch).loss
+                loss = self.forward(**batch).loss
                 loss.backward()
                 self.optimizer.step()
                 self.optimizer.zero_grad(set_to_none=self.tuned)
             else:
                 context = torch.inference_mode() if self.tuned else torch.no_grad()
                 with context:
-                    self.model(**{k: v for k, v in batch.items() if k != "labels"})
+                    self.forward(**{k: v for k, v in batch.items() if k != "labels"})
 
 
 def transformer(case: Case, variant: str, device: TorchDevice) -> Program:

@@ -1,0 +1,156 @@
+"""Does `benchsite run`'s as-written loop time what the seed's own code times? Fidelity, seed by seed.
+
+    python tests/benchmarks/fidelity.py [--profile standard] [--device cpu --device cuda] [--rounds 3]
+                                        [--seconds 5] [--seed 000 --seed 001 ...] [--depth 2 --depth 12]
+
+For each seed, tests/benchmarks/seeds/seed_NNN.py is a plain standalone script that transcribes the seed's
+own loop (its model, DataLoader settings, optimiser, host syncs and prints) and imports nothing from
+`runner`. In the same invocation, on the same machine, rounds alternate: benchsite's as-written measurement
+of that workload point through runner.api (its child process, timing engine and synchronisation; median
+seconds per unit), then the transcription in a fresh process (mean seconds per unit over as many units as
+the harness's budget held, after one warm-up unit, as the harness records warm-up apart). The ratio is
+benchsite / transcription of the medians over rounds. Target: 0.95 .. 1.05 on every row. Seed 002 is
+transcribed into PyTorch (Julia is not part of the suite) and seed 003 prints no loop, so its row compares
+with the plain Hugging Face fine-tuning step. Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPTS = Path(__file__).resolve().parent / "seeds"
+sys.path.insert(0, str(ROOT))
+
+LOW, HIGH = 0.95, 1.05
+
+
+def points(profile: str, depths: list[int]) -> list[dict]:
+    """(seed, workload, case index, the transcription's size arguments) for each row."""
+    from runner.workloads import get
+
+    rows = [{"seed": "000", "workload": "tabular-mlp", "index": 0, "args": []}]
+    depth_cases = get("depth-sweep").cases(profile)
+    for depth in depths:
+        index = next(i for i, c in enumerate(depth_cases) if c.point["depth"] == depth)
+        rows.append({"seed": "001", "workload": "depth-sweep", "index": index, "args": ["--depth", str(depth)]})
+    cifar = get("cifar-lenet").cases(profile)[0]
+    rows.append({"seed": "002", "workload": "cifar-lenet", "index": 0, "args": ["--n", str(cifar.config["n"])]})
+    bert = next(
+        (i, c)
+        for i, c in enumerate(get("transformer").cases(profile))
+        if c.point.get("model") == "bert-base" and c.point.get("mode") == "train"
+    )
+    rows.append(
+        {"seed": "003", "workload": "transformer", "index": bert[0], "args": ["--batch", str(bert[1].config["batch"])]}
+    )
+    mnist = get("mnist-cnn").cases(profile)[0]
+    rows.append({"seed": "004", "workload": "mnist-cnn", "index": 0, "args": ["--n", str(mnist.config["n"])]})
+    return rows
+
+
+def harness(row: dict, device: str, profile: str, seconds: float) -> tuple[float, str]:
+    """benchsite's as-written measurement of the row's point: median seconds per unit, and the point's label."""
+    from runner import api
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = api.RunOptions(
+            profile=profile,
+            workloads=[row["workload"]],
+            frameworks=["torch"],
+            devices=[device],
+            variants=["as-written"],
+            equivalence=False,
+            profile_ops=False,
+            peaks=False,
+            time_budget_s=seconds,
+            output=Path(tmp) / "r.yaml",
+        )
+        plan = api.plan_run(options)
+        for group in plan.groups:
+            group.only([row["index"]])
+        result, _ = api.execute(plan)
+    (m,) = result.measurements
+    if m.status != "ok" or m.median_s is None:
+        raise RuntimeError(f"{row['workload']} failed: {m.error}")
+    label = f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())}".strip()
+    return m.median_s, label
+
+
+def transcription(row: dict, device: str, units: int) -> float:
+    """The seed's transcription in a fresh process: mean seconds per unit."""
+    flag = "--steps" if row["seed"] == "003" else "--epochs"
+    argv = [sys.executable, str(SCRIPTS / f"seed_{row['seed']}.py"), "--device", device, flag, str(units), *row["args"]]
+    with tempfile.TemporaryFile() as log:  # the seeds' prints go to stderr, kept in a file as the harness does
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=SCRIPTS)
+        if out.returncode:
+            log.seek(0)
+            raise RuntimeError(f"seed_{row['seed']}.py failed: {log.read().decode()[-2000:]}")
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["per_unit_s"])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", default="standard")
+    parser.add_argument("--device", action="append", help="default: cpu, and cuda where PyTorch sees one")
+    parser.add_argument("--seed", action="append", help="000 .. 004 (default: all)")
+    parser.add_argument("--depth", action="append", type=int, help="seed 001 depths (default: 2, 8, 12)")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run, each side")
+    parser.add_argument("--json", type=Path, help="also write the rows here")
+    args = parser.parse_args()
+
+    import torch
+
+    devices = args.device or (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
+    rows = [r for r in points(args.profile, args.depth or [2, 8, 12]) if not args.seed or r["seed"] in args.seed]
+    table = []
+    for device in devices:
+        for row in rows:
+            bench, trans = [], []
+            label = row["workload"]
+            for _ in range(args.rounds):
+                median, label = harness(row, device, args.profile, args.seconds)
+                bench.append(median)
+                trans.append(transcription(row, device, max(3, round(args.seconds / median))))
+            b, t = statistics.median(bench), statistics.median(trans)
+            entry = {
+                "seed": row["seed"],
+                "measurement": label,
+                "device": device,
+                "transcription_s": t,
+                "benchsite_s": b,
+            }
+            entry.update(ratio=b / t, benchsite_rounds=bench, transcription_rounds=trans)
+            table.append(entry)
+            print(
+                f"{row['seed']} {label:40s} {device:5s} seed {t * 1e3:10.3f} ms  benchsite {b * 1e3:10.3f} ms  "
+                f"ratio {b / t:6.3f}",
+                flush=True,
+            )
+    print()
+    print(
+        "| seed | measurement | device | transcription (ms/unit) | benchsite as-written (ms/unit) | ratio "
+        f"| within {LOW}..{HIGH} |"
+    )
+    print("|---|---|---|---:|---:|---:|---|")
+    for r in table:
+        ok = "yes" if LOW <= r["ratio"] <= HIGH else "no"
+        print(
+            f"| {r['seed']} | {r['measurement']} | {r['device']} | {r['transcription_s'] * 1e3:.3f} | "
+            f"{r['benchsite_s'] * 1e3:.3f} | {r['ratio']:.3f} | {ok} |"
+        )
+    outside = [r for r in table if not LOW <= r["ratio"] <= HIGH]
+    print(f"\n{len(table) - len(outside)} of {len(table)} rows within {LOW} .. {HIGH}")
+    if args.json:
+        args.json.write_text(json.dumps(table, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""How long does `benchsite run` take, and where does the time go? Wall time per phase of one run.
+
+    python tests/benchmarks/suite_time.py [--profile quick] [--framework torch ...] [--device cpu ...]
+                                          [--baseline REF] [--target 300]
+
+Runs the suite through runner.api exactly as `benchsite run` does (child processes, self-tests, the peak
+measurement, the equivalence check, every measurement) into a temporary folder, then prints the wall time
+of each phase, the measuring summed per framework and per workload, and which measurements stopped at the
+time budget before converging. With --baseline REF the same command is run first from a git worktree of REF
+(an older commit: `benchsite run` through `python -m runner`) and the totals are printed side by side.
+Targets (issue 10): quick on a 2-core CPU with PyTorch, TensorFlow and JAX <= 300 s; standard on a machine with
+one GPU <= 900 s. Not part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+
+def run_here(args: argparse.Namespace) -> tuple[float, dict[str, float], list[str], int]:
+    from runner import api
+
+    with tempfile.TemporaryDirectory() as tmp:
+        options = api.RunOptions(
+            profile=args.profile,
+            frameworks=args.framework,
+            devices=args.device,
+            workloads=args.workload,
+            time_budget_s=args.time_budget,
+            output=Path(tmp),
+        )
+        start = time.perf_counter()
+        plan = api.plan_run(options)
+        result, _ = api.execute(plan)
+        total = time.perf_counter() - start
+    unstable = [
+        f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())} {m.variant} {m.framework}/{m.device} "
+        f"(+-{m.rel_ci_halfwidth or 0:.1%})"
+        for m in result.measurements
+        if m.status == "ok" and not m.stable
+    ]
+    return total, plan.phase_s, unstable, sum(m.status == "ok" for m in result.measurements)
+
+
+def run_baseline(ref: str, args: argparse.Namespace) -> float:
+    """Total wall time of the same command from a worktree of an older commit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "tree"
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), ref], cwd=ROOT, check=True)
+        try:
+            argv = [sys.executable, "-m", "runner", "run", "--profile", args.profile, "-o", str(Path(tmp) / "r.yaml")]
+            for name in ("framework", "device", "workload"):
+                for value in getattr(args, name) or []:
+                    argv += [f"--{name}", value]
+            if args.time_budget:
+                argv += ["--time-budget", str(args.time_budget)]
+            start = time.perf_counter()
+            subprocess.run(argv, cwd=tree, check=True, stdout=subprocess.DEVNULL)
+            return time.perf_counter() - start
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", default="quick")
+    parser.add_argument("--framework", action="append")
+    parser.add_argument("--device", action="append")
+    parser.add_argument("--workload", action="append")
+    parser.add_argument("--time-budget", type=float)
+    parser.add_argument("--baseline", help="a git ref to time the same command at, side by side")
+    parser.add_argument("--target", type=float, default=300.0, help="seconds (default 300: quick on a 2-core CPU)")
+    args = parser.parse_args()
+
+    baseline = run_baseline(args.baseline, args) if args.baseline else None
+    total, phases, unstable, ok = run_here(args)
+
+    by_framework: dict[str, float] = {}
+    by_workload: dict[str, float] = {}
+    print("| phase | wall (s) | share |")
+    print("|---|---:|---:|")
+    for name, seconds in phases.items():
+        if name.startswith("measure "):
+            _, framework, workload = name.split()
+            by_framework[framework] = by_framework.get(framework, 0.0) + seconds
+            by_workload[workload] = by_workload.get(workload, 0.0) + seconds
+        else:
+            print(f"| {name} | {seconds:.1f} | {seconds / total:.0%} |")
+    for framework, seconds in by_framework.items():
+        print(f"| measure, {framework} | {seconds:.1f} | {seconds / total:.0%} |")
+    print(f"| **total** | **{total:.1f}** | |")
+    print("\n| workload (all frameworks) | wall (s) |")
+    print("|---|---:|")
+    for workload, seconds in by_workload.items():
+        print(f"| {workload} | {seconds:.1f} |")
+    print(f"\n{len(unstable)} of {ok} measurements stopped at the budget unconverged:")
+    for line in unstable:
+        print(f"  {line}")
+    if baseline is not None:
+        print(f"\n| run | wall (s) |\n|---|---:|\n| {args.baseline} | {baseline:.1f} |\n| this tree | {total:.1f} |")
+        print(f"ratio this / baseline: {total / baseline:.2f}")
+    print(
+        f"\ntotal {total:.0f} s against the target {args.target:.0f} s: {'met' if total <= args.target else 'MISSED'}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,187 @@
+"""As-written means the seed's code: the PyTorch as-written loops are built and their DataLoader settings,
+optimisers and hyper-parameters are compared with a table transcribed from the seeds (each row quotes the
+seed's own line, and the quotes are checked against the seed text where ../shared/seeds is beside the
+checkout). A change to what a loop does must change its workload hash."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import RandomSampler, SequentialSampler
+
+from runner import SUITE_VERSION
+from runner.frameworks.torch import make_device
+from runner.frameworks.torch import workloads as tw
+from runner.workloads import get
+from runner.workloads.base import Case
+
+CPU = make_device("cpu", "test CPU")
+SEEDS = Path(__file__).resolve().parents[2] / "shared" / "seeds"
+
+# workload -> (seed file prefix, lines quoted from the seed, what the as-written loop must be)
+SEED_TABLE = {
+    "tabular-mlp": (
+        "000",
+        [
+            "dataloader = torch.utils.data.DataLoader(dataset, batch_size=10, shuffle=True,",
+            "pin_memory=True, num_workers=2) #for GPU training, not need for CPU",
+            "X_batch = X_batch.to(device, non_blocking=True)",
+            '{"params": decay, "weight_decay": 1e-4},',
+            "lr = 1e-3",
+        ],
+        {
+            # one loader for every device, the CPU included: the seed's CPU time used it too
+            "loader": {"cpu": {"batch_size": 10, "shuffle": True, "pin_memory": True, "num_workers": 2}},
+            "optimizer": (torch.optim.AdamW, [{"lr": 1e-3, "weight_decay": 1e-4}, {"lr": 1e-3, "weight_decay": 0.0}]),
+        },
+    ),
+    "depth-sweep": (
+        "001",
+        [
+            "optimizer = optim.SGD(model.parameters(), lr=0.1)",
+            "mini_batch_size = 100",
+            "output = model(train_input.narrow(0, n, mini_batch_size))",
+            "print('Epoch {:2d}: Train Loss {:6.2f}, Train Error: {:5.02f}%'",
+        ],
+        {"optimizer": (torch.optim.SGD, [{"lr": 0.1, "momentum": 0}]), "batch": 100},
+    ),
+    "cifar-lenet": (
+        "002",
+        [
+            "opt_cpu = Momentum(0.01)",
+            "labels[:,i]) for i in partition(1:50000, 1000)]) |> cpu",
+            "loss_cpu(x, y) = sum(crossentropy(m_cpu(x), y))",
+        ],
+        # Flux's Momentum(eta, rho=0.9) is SGD with momentum 0.9 at a constant rate
+        {"optimizer": (torch.optim.SGD, [{"lr": 0.01, "momentum": 0.9}]), "batch": 1000},
+    ),
+    "mnist-cnn": (
+        "004",
+        ["Code can be found [here](https://github.com/pytorch/examples/blob/main/mnist/main.py)"],
+        # pytorch/examples mnist/main.py (2023): train_kwargs = {'batch_size': 64}; under CUDA it adds
+        # {'num_workers': 1, 'pin_memory': True, 'shuffle': True}; Adadelta(lr=1.0); StepLR(step_size=1, gamma=0.7)
+        {
+            "loader": {
+                "cpu": {"batch_size": 64, "shuffle": False, "pin_memory": False, "num_workers": 0},
+                "cuda": {"batch_size": 64, "shuffle": True, "pin_memory": True, "num_workers": 1},
+            },
+            "optimizer": (torch.optim.Adadelta, [{"lr": 1.0, "rho": 0.9, "eps": 1e-6}]),
+            "step_lr_gamma": 0.7,
+        },
+    ),
+}
+
+
+def _case(workload: str) -> Case:
+    return get(workload).cases("standard")[0]
+
+
+def _loader_settings(loader: torch.utils.data.DataLoader) -> dict:
+    shuffled = isinstance(loader.sampler, RandomSampler)
+    assert shuffled or isinstance(loader.sampler, SequentialSampler)
+    return {
+        "batch_size": loader.batch_size,
+        "shuffle": shuffled,
+        "pin_memory": loader.pin_memory,
+        "num_workers": loader.num_workers,
+    }
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="../shared/seeds is not beside this checkout")
+@pytest.mark.parametrize("workload", sorted(SEED_TABLE))
+def test_quoted_lines_are_in_the_seed_text(workload):
+    prefix, quotes, _ = SEED_TABLE[workload]
+    (seed,) = SEEDS.glob(f"{prefix}_*.txt")
+    text = re.sub(r"\s+", " ", seed.read_text())
+    for quote in quotes:
+        assert re.sub(r"\s+", " ", quote) in text, f"seed {prefix} does not say: {quote}"
+
+
+@pytest.mark.parametrize("workload", sorted(SEED_TABLE))
+def test_as_written_optimiser_is_the_seeds(workload):
+    _, _, expected = SEED_TABLE[workload]
+    case = _case(workload)
+    if workload == "mnist-cnn":
+        case = get(workload).cases("tiny")[0]  # 60,000 PIL images are not needed to read the settings
+    program = tw.__dict__[workload.replace("-", "_")](case, "as-written", CPU)
+    kind, groups = expected["optimizer"]
+    assert type(program.optimizer) is kind
+    assert len(program.optimizer.param_groups) == len(groups)
+    for group, want in zip(program.optimizer.param_groups, groups, strict=True):
+        for key, value in want.items():
+            assert group[key] == pytest.approx(value), (workload, key)
+    if workload == "tabular-mlp":  # decay on weights (ndim > 1), none on biases
+        decay, no_decay = program.optimizer.param_groups
+        assert all(p.ndim > 1 for p in decay["params"]) and all(p.ndim == 1 for p in no_decay["params"])
+    if "batch" in expected:
+        assert case.config["batch"] == expected["batch"]
+    if "step_lr_gamma" in expected:
+        assert program.scheduler.gamma == expected["step_lr_gamma"] and program.scheduler.step_size == 1
+
+
+@pytest.mark.parametrize("workload", ["tabular-mlp", "mnist-cnn"])
+def test_as_written_dataloader_is_the_seeds_on_the_cpu(workload):
+    case = get(workload).cases("tiny")[0]
+    program = tw.__dict__[workload.replace("-", "_")](case, "as-written", CPU)
+    assert _loader_settings(program.loader) == SEED_TABLE[workload][2]["loader"]["cpu"]
+
+
+def test_mnist_loader_under_cuda_is_the_examples():
+    """No GPU here: check what the loop would pass to DataLoader under CUDA/ROCm against the example."""
+    loop = _case("mnist-cnn").loop("as-written")
+    want = SEED_TABLE["mnist-cnn"][2]["loader"]["cuda"]
+    settings = {"batch_size": 64, "shuffle": False, "pin_memory": False, "num_workers": 0, **loop["loader"]["cuda"]}
+    assert settings == want
+
+
+def test_mnist_items_go_through_pil_to_tensor_and_normalize():
+    images, targets = tw.mnist_images(4)
+    item, target = tw.SyntheticMnist(images, targets, 0.1307, 0.3081)[2]
+    expected = (images[2].float() / 255 - 0.1307) / 0.3081
+    assert item.shape == (1, 28, 28) and item.dtype == torch.float32 and target == int(targets[2])
+    assert torch.allclose(item[0], expected, atol=1e-6)
+
+
+def test_workload_hash_follows_the_variants_loop_only():
+    case = _case("tabular-mlp")
+    loops = case.config["loops"]
+    changed_loader = {**loops["as-written"], "loader": {**loops["as-written"]["loader"], "num_workers": 0}}
+    edited = Case(**{**case.__dict__, "config": {**case.config, "loops": {**loops, "as-written": changed_loader}}})
+    assert edited.workload_hash("as-written") != case.workload_hash("as-written")
+    assert edited.workload_hash("tuned") == case.workload_hash("tuned")  # the other loop is untouched
+
+
+# The workload hashes of suite version 2 at the standard profile. A failure here means a loop, a model or data
+# changed: if its numbers change, bump SUITE_VERSION (runner/__init__.py) and pin the new hashes.
+PINNED = {
+    ("tabular-mlp", "as-written"): "82913991b69b51c0",
+    ("tabular-mlp", "tuned"): "37349083d6c03416",
+    ("depth-sweep", "as-written"): "f20abfc917939778",
+    ("cifar-lenet", "as-written"): "5c09a5604a36bfdb",
+    ("mnist-cnn", "as-written"): "9f3fc2b495effc35",
+    ("mnist-cnn", "tuned"): "5c89320dbc072fb8",
+}
+
+
+@pytest.mark.parametrize(("workload", "variant"), sorted(PINNED))
+def test_workload_hashes_are_pinned(workload, variant):
+    assert SUITE_VERSION == 2
+    assert _case(workload).workload_hash(variant) == PINNED[workload, variant]
+
+
+def test_no_current_hash_matches_an_older_suites_result():
+    """Results of suite version 1 (committed under results/) are never compared with this suite's."""
+    from runner.storage import iter_all
+    from runner.workloads import PROFILES, VARIANTS, all_workloads
+
+    current = {c.workload_hash(v) for w in all_workloads() for p in PROFILES for c in w.cases(p) for v in VARIANTS}
+    old = {
+        m.workload_hash
+        for _path, result, _problems in iter_all([Path(__file__).resolve().parents[1] / "results"])
+        if result is not None and result.suite.version < SUITE_VERSION
+        for m in result.measurements
+    }
+    assert old and not (old & current)
