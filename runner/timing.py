@@ -159,6 +159,7 @@ def measure(
         timing.samples_s.append(first)
     if timer is not None:
         timing.timer = "device-events"
+    per_round = max(1, math.ceil(round_s / (first * block))) if first > 0 else 1
 
     def done() -> bool:
         n = len(timing.samples_s)
@@ -184,9 +185,11 @@ def measure(
             timing.samples_s.append((clock() - t0) / block)
         else:
             # A round: device timestamps between samples, one host sync at the end, then read them.
+            # The host may run far ahead of the device, so a round is bounded by the probe's synchronised time
+            # too: about round_s of device work, whatever the host's pace.
             marks = [timer.mark()]
             t0 = clock()
-            room = max_samples - len(timing.samples_s)
+            room = min(max_samples - len(timing.samples_s), per_round)
             while len(marks) <= room:
                 for _ in range(block):
                     run_unit()

@@ -63,6 +63,19 @@ def import_builder(path: str) -> Any:
     return getattr(importlib.import_module(module), func)
 
 
+def engine_options(program: Any, device: Any) -> dict[str, Any]:
+    """How the timing engine times this program on this device: its sync, device timer, sample length and
+    warm-up. One place, shared with the overhead benchmark, so what is benchmarked is what is measured."""
+    own_sync = getattr(program, "sync", None)  # TF and JAX wait on what the program computed
+    timer = None if own_sync is not None else getattr(device, "timer", None)
+    return {
+        "sync": own_sync or device.sync,
+        "timer": timer,
+        "warmup_units": getattr(program, "warmup_units", 1),
+        "min_sample_s": MIN_SAMPLE_S if device.kind == "cpu" or timer is not None else ACCEL_MIN_SAMPLE_S,
+    }
+
+
 def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], index: int) -> dict[str, Any]:
     """Build and time one case; returns the measurement as a dict of the schema's fields."""
     workload = get_workload(job["workload"])
@@ -95,18 +108,13 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                 last_progress[0] = elapsed
                 _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
-        own_sync = getattr(program, "sync", None)  # TF and JAX wait on what the program computed
-        timer = None if own_sync is not None else getattr(device, "timer", None)
         with Monitor() as monitor:
             timing = measure(
                 program.run_unit,
-                own_sync or device.sync,
                 budget_s=job["budget_s"],
-                timer=timer,
-                warmup_units=getattr(program, "warmup_units", 1),
                 target_rel_ci=job.get("target_rel_ci", 0.02),
-                min_sample_s=MIN_SAMPLE_S if device.kind == "cpu" or timer is not None else ACCEL_MIN_SAMPLE_S,
                 on_sample=progress,
+                **engine_options(program, device),
             )
         stats = summarize(timing.samples_s)
         top_ops: list[dict[str, Any]] = []

@@ -35,6 +35,12 @@ def suite_page(site: Site | None = None) -> str:
         "device, which are what the site compares. Parameter counts and FLOPs (multiply-add = 2 FLOPs, matrix "
         "products and convolutions only) are analytic and checked against the models by the tests.",
         "",
+        "**As-written** is the seed's own code, line by line: its DataLoader settings, optimiser, host "
+        "synchronisations and prints (the tests compare the PyTorch loops' settings with lines quoted from the "
+        "seeds, and `tests/benchmarks/fidelity.py` times each against a standalone transcription of the seed). "
+        "**Tuned** is the best the device can do. Each workload lists what its as-written loops do and where "
+        "they cannot follow the seed.",
+        "",
     ]
     for workload in all_workloads():
         cases = workload.cases("standard")
@@ -50,6 +56,21 @@ def suite_page(site: Site | None = None) -> str:
         ]
         if workload.requires:
             lines.append(f"- needs: {', '.join(f'`{esc(r)}`' for r in workload.requires)}")
+        loops = cases[0].config.get("loops", {})
+        for variant in workload.variants:
+            spec = loops.get(variant)
+            if spec:
+                settings = ", ".join(f"{esc(k)}: `{esc(json.dumps(v))}`" for k, v in spec.items())
+                lines.append(f"- {esc(variant)} loop (part of its hash): {settings}")
+        if workload.deviations:
+            lines += [
+                "",
+                "Where the as-written loops cannot follow the seed's code, and why:",
+                "",
+                "| framework | deviation | why |",
+                "|---|---|---|",
+            ]
+            lines += [f"| {esc(d.framework)} | {esc(d.what)} | {esc(d.why)} |" for d in workload.deviations]
         lines += ["", "Points of the standard profile:", ""]
         header = ["point", "parameters", f"FLOPs per {esc(workload.unit)}", f"samples per {esc(workload.unit)}"]
         header += [f"hash ({esc(v)})" for v in workload.variants]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import statistics
 
 import pytest
 
@@ -84,3 +85,88 @@ def test_tiny_units_are_blocked_and_synchronised_once_per_block():
     assert timing.samples_s[0] == pytest.approx(0.001)
     # one sync before and after warm-up, one after the probe, one per block
     assert dev.syncs == 3 + len(timing.samples_s)
+
+
+class AsyncDevice:
+    """A device that runs enqueued work on its own thread, as a GPU runs kernels after the host moves on."""
+
+    def __init__(self):
+        import queue
+        import threading
+
+        self.queue: queue.Queue = queue.Queue()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while True:
+            self.queue.get()()
+            self.queue.task_done()
+
+    def enqueue_work(self, seconds: float) -> None:
+        import time
+
+        self.queue.put(lambda: time.sleep(seconds))
+
+    def sync(self) -> None:
+        self.queue.join()
+
+
+class QueueTimer:
+    """Timestamps taken when the device reaches them: what CUDA events do."""
+
+    def __init__(self, device: AsyncDevice):
+        self.device = device
+
+    def mark(self):
+        import time
+
+        stamp: list[float] = []
+        self.device.queue.put(lambda: stamp.append(time.perf_counter()))
+        return stamp
+
+    def elapsed(self, start, end) -> float:
+        return end[0] - start[0]
+
+
+class HostTimer:
+    """A broken timer: host timestamps taken at enqueue time, never waiting for the device."""
+
+    def mark(self):
+        import time
+
+        return time.perf_counter()
+
+    def elapsed(self, start, end) -> float:
+        return end - start
+
+
+def test_device_timer_rounds_time_the_device_and_an_unsynchronised_timer_is_caught():
+    from runner.timing import check_engine
+
+    device = AsyncDevice()
+
+    def unit():  # 10 ms of device work, enqueued in a moment
+        device.enqueue_work(0.01)
+
+    timing = measure(unit, device.sync, budget_s=0.3, timer=QueueTimer(device), min_samples=3, target_rel_ci=0)
+    assert timing.timer == "device-events"
+    assert timing.syncs < len(timing.samples_s)  # several samples per host sync
+    assert statistics.median(timing.samples_s) == pytest.approx(0.01, rel=0.3)
+    ok, engine, _ = check_engine(unit, device.sync, QueueTimer(device), synced_per_unit_s=0.01, enqueue_per_unit_s=1e-5)
+    assert ok and engine >= 0.009
+    bad, engine, detail = check_engine(unit, device.sync, HostTimer(), synced_per_unit_s=0.01, enqueue_per_unit_s=1e-5)
+    assert not bad and engine < 0.005 and "device-events" in detail
+
+
+def test_order_statistic_rank_matches_the_exact_binomial_sum():
+    import math
+
+    from runner.timing import order_stat_rank
+
+    def exact(n: int) -> int:
+        k = 0
+        while k + 1 <= n // 2 and sum(math.comb(n, i) for i in range(k + 1)) / 2.0**n <= 0.025:
+            k += 1
+        return max(k, 1)
+
+    assert all(order_stat_rank(n) == exact(n) for n in [*range(6, 60), 99, 100, 250, 999])

@@ -48,6 +48,15 @@ class Case:
 
 
 @dataclass(frozen=True)
+class Deviation:
+    """Where a loop cannot follow its seed line by line, and why (listed on the suite reference page)."""
+
+    framework: str  # "all", or the framework whose loop departs
+    what: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Workload:
     id: str
     seed: str
@@ -64,6 +73,8 @@ class Workload:
     # Python modules the workload needs beyond its framework; missing ones make it 'skipped'.
     requires: tuple[str, ...] = ()
     variants: tuple[str, ...] = VARIANTS
+    # Where the as-written loops depart from the seed's code, per framework.
+    deviations: tuple[Deviation, ...] = ()
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------

@@ -35,24 +35,26 @@ POINTS = {"tabular-mlp": [0], "depth-sweep": [0, -1], "cifar-lenet": [0], "mnist
 TARGET = 1.02
 
 
-def build(framework: str, workload: str, index: int, device_kind: str, profile: str) -> tuple[object, object]:
-    """The as-written program and its sync, built exactly as the harness's measuring child builds them."""
+def build(framework: str, workload: str, index: int, device_kind: str, profile: str) -> tuple[object, dict]:
+    """The as-written program and the timing engine's options for it (sync, device timer, sample length),
+    built exactly as the harness's measuring child builds them."""
     import importlib
 
     from runner.frameworks import FRAMEWORKS
-    from runner.worker import import_builder
+    from runner.worker import engine_options, import_builder
     from runner.workloads import get
 
     spec = get(workload)
     builder = import_builder(spec.implementations[framework])
     device = importlib.import_module(FRAMEWORKS[framework]).make_device(device_kind)
     program = builder(spec.cases(profile)[index], "as-written", device)
-    return program, getattr(program, "sync", device.sync)
+    return program, engine_options(program, device)
 
 
 def bare(framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict:
     """Time the loop with nothing around it (runs in its own process, like a harness child)."""
-    program, sync = build(framework, workload, index, device_kind, profile)
+    program, options = build(framework, workload, index, device_kind, profile)
+    sync = options["sync"]
     program.run_unit()  # warm-up, as the harness does
     sync()
     start = time.perf_counter()
@@ -78,13 +80,18 @@ def inprocess(
 
     from runner.monitor import Monitor
     from runner.timing import measure
+    from runner.worker import PROGRESS_EVERY_S
 
-    program, sync = build(framework, workload, index, device_kind, profile)
-    sink = open(os.devnull, "w")  # noqa: SIM115 - the worker writes one JSON line per sample to its parent
+    program, options = build(framework, workload, index, device_kind, profile)
+    sync = options["sync"]
+    sink = open(os.devnull, "w")  # noqa: SIM115 - the worker writes progress lines to its parent
+    last = [0.0]
 
-    def emit(n: int, elapsed: float) -> None:
-        sink.write(json.dumps({"event": "progress", "index": index, "samples": n, "elapsed": elapsed}) + "\n")
-        sink.flush()
+    def emit(n: int, elapsed: float) -> None:  # as the worker does: at most every PROGRESS_EVERY_S
+        if elapsed - last[0] >= PROGRESS_EVERY_S:
+            last[0] = elapsed
+            sink.write(json.dumps({"event": "progress", "index": index, "samples": n, "elapsed": elapsed}) + "\n")
+            sink.flush()
 
     program.run_unit()
     sync()
@@ -101,7 +108,7 @@ def inprocess(
         sync()
         bare_means.append((time.perf_counter() - start) / units)
         with Monitor():
-            timing = measure(program.run_unit, sync, budget_s=seconds, on_sample=emit, target_rel_ci=0.0)
+            timing = measure(program.run_unit, budget_s=seconds, on_sample=emit, target_rel_ci=0.0, **options)
         engine_means.append(sum(timing.samples_s) / len(timing.samples_s))
     return {"bare_rounds": bare_means, "harness_rounds": engine_means}
 
