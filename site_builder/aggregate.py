@@ -32,6 +32,7 @@ COLUMNS = [
     "run_id",
     "started_at",
     "profile",
+    "suite",
     "workload",
     "workload_hash",
     "point",
@@ -55,7 +56,7 @@ COLUMNS = [
     "unit",
 ]
 KEY = ["machine_id", "workload_hash", "framework", "device"]
-NUMERIC = ["median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"]
+NUMERIC = ["suite", "median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.
 CATEGORIES = [c for c in COLUMNS if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable"}]
@@ -104,6 +105,7 @@ class Collector:
             "run_id": run.id,
             "started_at": run.started_at,
             "profile": result.suite.profile,
+            "suite": result.suite.version,
         }
         columns = self._columns
         summary = self._summary(result)
@@ -192,10 +194,14 @@ class Collector:
             self.machines[machine_id] = newer
 
     def frame(self) -> pd.DataFrame:
-        """One row per measurement; where a machine ran the same measurement more than once, the newest run."""
+        """One row per measurement; where a machine ran the same measurement more than once, the newest run.
+
+        Only the newest suite version present: a new suite changes loops (and every workload hash), so its
+        numbers are never summarised with an older suite's. Older runs stay listed on their machine pages."""
         frame = pd.DataFrame(self._columns, columns=COLUMNS)
         if frame.empty:
             return frame
+        frame = frame[frame["suite"] == frame["suite"].max()]
         for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
