@@ -152,7 +152,8 @@ def test_kill_9_at_any_moment_leaves_no_partial_result_file(tmp_path):
             outcomes.add("absent")
         leftovers = [p.name for p in out.parent.iterdir() if p.name != "r.yaml"] if out.parent.exists() else []
         assert all(name.startswith(".") for name in leftovers), leftovers
-        assert storage.iter_result_paths([out.parent]) in ([], [out])
+        if out.parent.exists():  # killed before the run checked its folder: nothing was made at all
+            assert storage.iter_result_paths([out.parent]) in ([], [out])
     assert outcomes == {"absent", "complete"}  # killed before the end, and let finish
 
 
