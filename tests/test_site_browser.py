@@ -144,7 +144,7 @@ def test_every_page_loads_clean_and_draws_its_charts(site, server, browser, mode
             page.wait_for_load_state("load")
             drawn += wait_for_charts(page)
             assert page.evaluate("window.__pwned") is None, path
-    assert drawn >= 8
+    assert drawn >= 7  # committed suite-2 results have no CPU transformer numbers yet: no batch-size speedup chart
 
 
 @pytest.mark.parametrize("mode", ["http", "file"])
