@@ -30,8 +30,8 @@ MIN_ORDER_STAT_SAMPLES = 6
 # Samples shorter than this are dominated by timer and sync overhead; units are blocked to reach it.
 MIN_SAMPLE_S = 0.02
 # On an accelerator timed without device timestamps every sample ends in a host sync, which drains the launch
-# queue: the next sample starts on an idle device. That costs about one queue's worth of lost overlap (up to a
-# few ms for launch-bound loops, measured on an H100), so such samples last at least 0.2 s: under 1% of cost.
+# queue: the next sample starts on an idle device, losing the overlap a plain loop keeps across units (suite 1's
+# sync after every ~0.1 s LeNet epoch cost 11% on an H100). Samples of at least 0.2 s spread that loss thinner.
 ACCEL_MIN_SAMPLE_S = 0.2
 # With device timestamps the host synchronises once per round of samples of about this length.
 ROUND_S = 0.25

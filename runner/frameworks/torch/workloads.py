@@ -621,8 +621,8 @@ class TransformerProgram(Program):
     gradients freed rather than zeroed, inference under inference_mode with bf16 weights, training under bf16
     autocast (fp32 master weights), fused attention (PyTorch's scaled_dot_product_attention), and on CUDA/ROCm
     the model compiled by torch.compile with CUDA graphs ('reduce-overhead'), so a small step is not
-    launch-bound. On other devices the tuned loop runs eagerly (compiling for a CPU costs minutes and, measured
-    on the 2-core VM, gained nothing at these sizes); `notes` say which ran."""
+    launch-bound. On other devices the tuned loop runs eagerly: compiling for a CPU would put its compile
+    time into every quick run, and no CPU gain has been measured yet; `notes` say which ran."""
 
     def __init__(self, case: Case, variant: str, device: TorchDevice):
         cfg = case.config
