@@ -44,7 +44,7 @@ from runner.storage import save
 from runner.workloads import PROFILES, VARIANTS, Case, Workload, select
 
 # Seconds of steady-state timing per measurement, by profile (the warm-up unit comes on top).
-DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 2.0, "standard": 6.0}
+DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 1.0, "standard": 6.0}
 # A case with no result for this long is stopped and recorded as a time-out.
 DEFAULT_TIMEOUT_S = {"tiny": 120.0, "quick": 600.0, "standard": 1800.0}
 # Environment variables recorded in the result file (an allow-list: nothing else is read).

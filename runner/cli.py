@@ -84,7 +84,7 @@ def run(
         typer.Option(
             "--time-budget",
             help="Seconds of steady-state timing per measurement (default by profile: tiny 0.5, "
-            "quick 5, standard 20). Measurements stop earlier once their 95% CI is within 2%.",
+            "quick 1, standard 6). Measurements stop earlier once their 95% CI is within 2%.",
             min=0.01,
         ),
     ] = None,

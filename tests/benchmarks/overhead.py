@@ -22,7 +22,6 @@ import json
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -113,33 +112,6 @@ def inprocess(
     return {"bare_rounds": bare_means, "harness_rounds": engine_means}
 
 
-def harness(framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float) -> dict:
-    from runner import api
-
-    with tempfile.TemporaryDirectory() as tmp:
-        options = api.RunOptions(
-            profile=profile,
-            workloads=[workload],
-            frameworks=[framework],
-            devices=[device_kind],
-            equivalence=False,
-            variants=["as-written"],
-            time_budget_s=seconds,
-            output=Path(tmp) / "r.yaml",
-            profile_ops=False,
-        )
-        plan = api.plan_run(options)
-        for group in plan.groups:
-            group.only([index])
-        result, _ = api.execute(plan)
-    m = next(m for m in result.measurements if m.status == "ok")
-    return {
-        "mean_s": sum(m.samples_s) / len(m.samples_s),
-        "units": len(m.samples_s) * m.units_per_sample,
-        "median_s": m.median_s or 0.0,
-    }
-
-
 def run_bare_subprocess(framework: str, workload: str, index: int, device: str, profile: str, seconds: float) -> dict:
     out = subprocess.run(
         [sys.executable, __file__, "--bare", framework, workload, str(index), device, profile, str(seconds)],
@@ -181,6 +153,9 @@ def main() -> None:
 
     frameworks = [canonical_framework(f) for f in args.framework or FRAMEWORKS]
     found = {info.name: info.devices for info in describe_frameworks(frameworks)[0] if info.available}
+    from tests.benchmarks.points import PointRunner, mean_per_unit
+
+    runner = None  # one plan for every harness run: the machine is probed once
     rows = []
     for workload in args.workload or list(POINTS):
         n_cases = len(get(workload).cases(args.profile))
@@ -200,7 +175,9 @@ def main() -> None:
                 for _ in range(0 if args.in_process else args.rounds):
                     point = (framework, workload, index, device, args.profile, args.seconds)
                     bare_means.append(run_bare_subprocess(*point)["mean_s"])
-                    harness_means.append(harness(*point)["mean_s"])
+                    if runner is None:
+                        runner = PointRunner(args.profile, frameworks, args.device, args.seconds)
+                    harness_means.append(mean_per_unit(runner.measure(workload, framework, device, index)))
                 b, h = statistics.median(bare_means), statistics.median(harness_means)
                 row = {
                     "measurement": label,
@@ -218,6 +195,8 @@ def main() -> None:
                     f"harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}",
                     flush=True,
                 )
+                if args.json:  # after every row: a run cut short keeps what it measured
+                    args.json.write_text(json.dumps(rows, indent=2))
     print()
     print(
         "| measurement | framework | device | bare (ms/unit) | harness (ms/unit) | harness/bare "
@@ -236,8 +215,6 @@ def main() -> None:
         f"\nworst ratio {worst:.3f} (target <= {TARGET}); median ratio "
         f"{statistics.median(r['ratio'] for r in rows):.3f}"
     )
-    if args.json:
-        args.json.write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":

@@ -43,18 +43,15 @@ Loss = Callable[[jax.Array, jax.Array], jax.Array]
 # --- models -------------------------------------------------------------------------------------------------------
 
 
-def _uniform(key: jax.Array, shape: tuple[int, ...], fan_in: int) -> jax.Array:
-    bound = 1.0 / math.sqrt(fan_in)
-    return jax.random.uniform(key, shape, jnp.float32, -bound, bound)
-
-
-def init_params(key: jax.Array, shapes: list[tuple[int, ...]]) -> Params:
-    """Weights and biases for (out, in) linear and (out, in, kh, kw) conv weight shapes, in order."""
-    params: Params = []
-    for shape, sub in zip(shapes, jax.random.split(key, len(shapes)), strict=True):
-        fan_in = math.prod(shape[1:])
-        kw, kb = jax.random.split(sub)
-        params += [_uniform(kw, shape, fan_in), _uniform(kb, (shape[0],), fan_in)]
+def init_params(seed: int, shapes: list[tuple[int, ...]]) -> list[np.ndarray]:
+    """Weights and biases for (out, in) linear and (out, in, kh, kw) conv weight shapes, in order: uniform in
+    +-1/sqrt(fan_in), PyTorch's default. Drawn on the host with NumPy: jax.random would compile one XLA program
+    per distinct shape, seconds per model on a small CPU before anything is measured."""
+    rng = np.random.default_rng(seed)
+    params: list[np.ndarray] = []
+    for shape in shapes:
+        bound = 1.0 / math.sqrt(math.prod(shape[1:]))
+        params += [rng.uniform(-bound, bound, size=s).astype(np.float32) for s in (shape, (shape[0],))]
     return params
 
 
@@ -164,9 +161,8 @@ class Program:
         lr_schedule: Callable[[int], float] | None = None,
     ):
         self.device = device
-        key = jax.random.key(synthetic.DATA_SEED)
-        self.key, init_key = jax.random.split(key)
-        self.weights = jax.device_put(init_params(init_key, shapes), device.device)
+        self.key = jax.random.key(synthetic.DATA_SEED)
+        self.weights = jax.device_put(init_params(synthetic.DATA_SEED, shapes), device.device)
         self.params = int(sum(p.size for p in self.weights))  # trainable parameters, as the harness reports
         self.opt = opt
         self.opt_state = jax.device_put(opt.init(self.weights), device.device)
@@ -423,7 +419,8 @@ def _equivalence(apply: Apply, loss: Loss, ref: dict[str, np.ndarray], y: np.nda
         out = apply(p, x, None)  # no dropout key: dropout off, as in the reference
         return loss(out, jnp.asarray(y)), out
 
-    (value, out), grads = jax.value_and_grad(objective, has_aux=True)(params)
+    # One compiled program: run op by op, every operation of a new shape compiles on its own (seconds per model).
+    (value, out), grads = jax.jit(jax.value_and_grad(objective, has_aux=True))(params)
     return {
         "params": int(sum(p.size for p in params)),
         "forward_flops": count_forward_flops(lambda p, xb: apply(p, xb, None), params, x) / x.shape[0],
