@@ -1,4 +1,4 @@
-"""The standard suite, version 1: one workload per published experiment in shared/seeds/.
+"""The standard suite (its version is runner.SUITE_VERSION): one workload per published experiment in shared/seeds/.
 
 Sizes per profile: `standard` is the seed's size, `quick` is scaled so a 2-core laptop finishes the whole
 suite in minutes, `tiny` is for tests. Where a profile keeps a point's full configuration its hash is the

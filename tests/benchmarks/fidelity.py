@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -66,12 +67,14 @@ def points(profile: str, depths: list[int]) -> list[dict]:
     return rows
 
 
-def transcription(row: dict, device: str, units: int) -> float:
-    """The seed's transcription in a fresh process: mean seconds per unit."""
+def transcription(row: dict, device: str, units: int, drop_env: list[str]) -> float:
+    """The seed's transcription in a fresh process: mean seconds per unit. `drop_env` names variables the
+    transcription does not get (it imports only its framework)."""
     flag = "--steps" if row["seed"] == "003" else "--epochs"
     argv = [sys.executable, str(SCRIPTS / f"seed_{row['seed']}.py"), "--device", device, flag, str(units), *row["args"]]
     with tempfile.TemporaryFile() as log:  # the seeds' prints go to stderr, kept in a file as the harness does
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=SCRIPTS)
+        env = {k: v for k, v in os.environ.items() if k not in drop_env}
+        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=SCRIPTS, env=env)
         if out.returncode:
             log.seek(0)
             raise RuntimeError(f"seed_{row['seed']}.py failed: {log.read().decode()[-2000:]}")
@@ -87,6 +90,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run, each side")
     parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument(
+        "--drop-env",
+        action="append",
+        default=[],
+        help="an environment variable the transcription does not get, e.g. PYTHONPATH where it only carries "
+        "the harness's own packages (on the lent GPU machines a PYTHONPATH holding pydantic made seed 000's "
+        "DataLoader epochs twice as slow: 462 against 241 ms)",
+    )
     args = parser.parse_args()
 
     import torch
@@ -106,7 +117,7 @@ def main() -> None:
                 label = f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())}".strip()
                 bench.append(mean_per_unit(m))
                 bench_medians.append(m.median_s)
-                trans.append(transcription(row, device, max(3, round(args.seconds / m.median_s))))
+                trans.append(transcription(row, device, max(3, round(args.seconds / m.median_s)), args.drop_env))
             b, t = statistics.median(bench), statistics.median(trans)
             entry = {
                 "seed": row["seed"],
