@@ -10,8 +10,6 @@ summaries the newest fingerprint and top operators per machine.
 
 from __future__ import annotations
 
-import itertools
-import math
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from runner.schema import Machine, ResultFile, Software, SyncSelfTest
+from site_builder.uncertainty import crossing
 
 COLUMNS = [
     "machine_id",
@@ -274,21 +273,12 @@ def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
     ).reset_index()
 
 
-def _break_even(xs: list[float], ratio: list[float]) -> float | None:
-    """Where CPU time / accelerator time first crosses 1, interpolated in log-log between sweep points."""
-    for (x0, r0), (x1, r1) in itertools.pairwise(zip(xs, ratio, strict=True)):
-        if r0 < 1 <= r1:
-            lx0, lx1, lr0, lr1 = math.log(x0), math.log(x1), math.log(r0), math.log(r1)
-            return math.exp(lx0 - lr0 * (lx1 - lx0) / (lr1 - lr0))
-    return None
-
-
 def _verdict(xs: list[float], ratio: list[float]) -> tuple[str, float | None]:
     if all(r >= 1 for r in ratio):
         return "accelerator always faster", None
     if all(r < 1 for r in ratio):
         return "CPU always faster", None
-    at = _break_even(xs, ratio)
+    at = crossing(xs, ratio)
     return ("crossover" if at is not None else "mixed"), at
 
 

@@ -1,0 +1,90 @@
+"""Intervals of speedups and break-evens: coverage on synthetic samples whose true values are known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from site_builder.uncertainty import Interval, break_even, crossing, ratio_of_medians, verdict
+
+
+def lognormal(rng: np.random.Generator, median: float, n: int, sigma: float = 0.1) -> list[float]:
+    """Samples whose population median is exactly `median` (timings are skewed to the right, like these)."""
+    return list(np.exp(rng.normal(np.log(median), sigma, n)))
+
+
+def test_ratio_interval_covers_the_true_ratio_about_95_percent_of_the_time():
+    rng = np.random.default_rng(1)
+    trials, covered = 300, 0
+    for trial in range(trials):
+        cpu, gpu = lognormal(rng, 2.0, 25), lognormal(rng, 1.0, 25)
+        interval = ratio_of_medians(cpu, gpu, resamples=1000, seed=trial)
+        covered += interval.spans(2.0)
+    assert 0.90 <= covered / trials <= 0.99, covered / trials
+
+
+def test_ratio_interval_narrows_with_more_samples_and_is_reproducible():
+    rng = np.random.default_rng(2)
+    few = ratio_of_medians(lognormal(rng, 3.0, 8), lognormal(rng, 1.0, 8))
+    many = ratio_of_medians(lognormal(rng, 3.0, 400), lognormal(rng, 1.0, 400))
+    assert (many.hi - many.lo) < (few.hi - few.lo) / 3
+    cpu, gpu = lognormal(rng, 1.0, 30), lognormal(rng, 1.0, 30)
+    assert ratio_of_medians(cpu, gpu) == ratio_of_medians(cpu, gpu)  # seeded: every build prints the same
+
+
+def test_single_samples_still_give_an_interval_from_the_other_side():
+    rng = np.random.default_rng(3)
+    interval = ratio_of_medians([2.0], lognormal(rng, 1.0, 20))
+    assert interval.lo < interval.estimate < interval.hi
+    assert ratio_of_medians([2.0], [1.0]) == Interval(2.0, 2.0, 2.0)
+    with pytest.raises(ValueError):
+        ratio_of_medians([], [1.0])
+
+
+@pytest.mark.parametrize(
+    ("interval", "expected"),
+    [
+        (Interval(1.3, 1.1, 1.5), "accelerator faster"),
+        (Interval(0.7, 0.6, 0.8), "CPU faster"),
+        (Interval(1.05, 0.9, 1.2), "no clear winner"),
+        (Interval(0.95, None, 1.2), "no clear winner"),
+    ],
+)
+def test_a_verdict_needs_the_whole_interval_on_one_side_of_1x(interval, expected):
+    assert verdict(interval) == expected
+
+
+def test_crossing_interpolates_in_log_log():
+    # ratio = x / 4 on a doubling sweep: it crosses 1 at exactly 4, between the sweep points 2 and 8
+    assert crossing([1, 2, 8, 16], [0.25, 0.5, 2.0, 4.0]) == pytest.approx(4.0)
+    assert crossing([1, 2], [1.5, 2.0]) is None  # the accelerator wins everywhere: no crossing inside
+    assert crossing([1, 2], [0.5, 0.8]) is None
+
+
+def test_break_even_interval_covers_the_true_crossing():
+    xs = [1.0, 2.0, 8.0, 16.0]
+    rng = np.random.default_rng(4)
+    trials, covered = 120, 0
+    for trial in range(trials):
+        cpu = [lognormal(rng, x / 4, 20, 0.05) for x in xs]  # CPU time grows with x, the GPU's stays 1
+        gpu = [lognormal(rng, 1.0, 20, 0.05) for _ in xs]
+        interval = break_even(xs, cpu, gpu, resamples=500, seed=trial)
+        assert interval is not None and 2.0 < interval.estimate < 8.0
+        covered += interval.spans(4.0)
+    assert covered / trials >= 0.88, covered / trials
+
+
+def test_break_even_interval_is_open_where_replicates_leave_the_measured_range():
+    xs = [1.0, 2.0]
+    # At the smallest point the CPU's median is just below the GPU's, with a wide spread: about a third of the
+    # replicates have the accelerator winning there already, so the break-even may lie below anything measured.
+    cpu = [[0.7, 0.8, 0.95, 1.2, 1.3], [1.5] * 5]
+    gpu = [[1.0] * 5, [1.0] * 5]
+    interval = break_even(xs, cpu, gpu, resamples=1000)
+    assert interval is not None and 1.0 < interval.estimate < 2.0
+    assert interval.lo is None and interval.hi is not None and interval.hi <= 2.0
+    assert interval.spans(0.5)  # open below: "below the smallest measured", not a number
+    # No crossing at all in the point estimate: nothing to bound.
+    assert break_even([1.0, 2.0, 4.0], [[3.0]] * 3, [[1.0]] * 3) is None
+    with pytest.raises(ValueError):
+        break_even([1.0], [[1.0]], [[1.0]])
