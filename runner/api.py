@@ -16,6 +16,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -191,8 +192,11 @@ def describe_frameworks(names: list[str], timeout_s: float = 300.0) -> tuple[lis
     Also returns the accelerators the frameworks see (a ROCm GPU may be visible only to PyTorch)."""
     infos: list[FrameworkInfo] = []
     accelerators: list[Accelerator] = []
-    for name in names:
-        payload, failure = executor.run_simple({"kind": "describe", "framework": name}, timeout_s)
+    # One child per framework, all at once: the probe is mostly imports (TensorFlow alone ~10 s on a 2-core
+    # machine), and the children share nothing.
+    with ThreadPoolExecutor(max_workers=max(1, len(names)), thread_name_prefix="describe") as pool:
+        answers = list(pool.map(lambda n: executor.run_simple({"kind": "describe", "framework": n}, timeout_s), names))
+    for name, (payload, failure) in zip(names, answers, strict=True):
         if payload is None:
             reason = failure.message if failure else "no answer"
             if failure and failure.traceback and "ModuleNotFoundError" in failure.traceback:
@@ -235,6 +239,9 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         frameworks = list(dict.fromkeys(frameworks))
     except ValueError as exc:
         raise PlanError(str(exc)) from None
+    # Probe only the frameworks some chosen workload is written for (or records as unsupported).
+    used = {f for w in workloads for f in (*w.implementations, *w.unsupported)}
+    frameworks = [f for f in frameworks if f in used] or frameworks
     devices_wanted = _check_choices(options.devices, DEVICE_KINDS, "device")
     variants = _check_choices(options.variants, VARIANTS, "variant") or list(VARIANTS)
     check_writable(output_folder(options))
