@@ -17,10 +17,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from runner.schema import Machine, ResultFile, Software, SyncSelfTest
-from site_builder.uncertainty import crossing
+from site_builder import uncertainty
+from site_builder.uncertainty import Interval
 
 COLUMNS = [
     "machine_id",
@@ -53,12 +55,17 @@ COLUMNS = [
     "achieved_tflops",
     "stable",
     "unit",
+    "samples",
 ]
 KEY = ["machine_id", "workload_hash", "framework", "device"]
 NUMERIC = ["suite", "median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.
-CATEGORIES = [c for c in COLUMNS if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable"}]
+CATEGORIES = [
+    c for c in COLUMNS if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "samples"}
+]
+# The summaries the site leads with: this profile of the newest suite; the rest is shown apart, labelled.
+PRIMARY_PROFILE = "standard"
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "intel": "Intel", "other": "other"}
 TOP_OPS_PER_MEASUREMENT = 5
 
@@ -137,6 +144,7 @@ class Collector:
                 "achieved_tflops": m.achieved_tflops,
                 "stable": m.stable,
                 "unit": m.unit,
+                "samples": np.asarray(m.samples_s, dtype=float),
             }
             for name, value in common.items():
                 columns[name].append(value)
@@ -193,21 +201,43 @@ class Collector:
             self.machines[machine_id] = newer
 
     def frame(self) -> pd.DataFrame:
-        """One row per measurement; where a machine ran the same measurement more than once, the newest run.
-
-        Only the newest suite version present: a new suite changes loops (and every workload hash), so its
-        numbers are never summarised with an older suite's. Older runs stay listed on their machine pages."""
+        """One row per measurement and profile; where a machine ran the same measurement more than once with
+        one profile, the newest run. Every suite version and profile: split() picks what is compared."""
         frame = pd.DataFrame(self._columns, columns=COLUMNS)
         if frame.empty:
             return frame
-        frame = frame[frame["suite"] == frame["suite"].max()]
         for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        frame = frame.sort_values("started_at", kind="stable").drop_duplicates(KEY, keep="last")
+        frame = frame.sort_values("started_at", kind="stable").drop_duplicates([*KEY, "profile"], keep="last")
         for name in CATEGORIES:
             frame[name] = frame[name].astype("category")
         return frame.reset_index(drop=True)
+
+
+PROFILE_ORDER = ("standard", "quick", "tiny")
+
+
+def primary_slice(frame: pd.DataFrame) -> tuple[int | None, str | None]:
+    """The suite version and profile the site compares by default: the newest suite, and within it the
+    standard profile (or, before anyone ran standard, the fullest profile there is)."""
+    if frame.empty:
+        return None, None
+    suite = int(frame["suite"].max())
+    profiles = set(frame.loc[frame["suite"] == suite, "profile"].astype(str))
+    ranked = [p for p in PROFILE_ORDER if p in profiles] or sorted(profiles)
+    return suite, ranked[0]
+
+
+def split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(compared, apart): the primary suite version and profile, and everything else. A new suite changes
+    loops (and every workload hash) and a profile changes sizes and budgets, so the two are never summarised
+    together; the rest is shown on its own page, labelled."""
+    suite, profile = primary_slice(frame)
+    if suite is None:
+        return frame, frame
+    mask = (frame["suite"] == suite) & (frame["profile"].astype(str) == profile)
+    return frame[mask].reset_index(drop=True), frame[~mask].reset_index(drop=True)
 
 
 def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFrame:
@@ -227,87 +257,178 @@ def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
 
 
+def _ratio_intervals(table: pd.DataFrame, numerator: str, denominator: str, estimate: str) -> pd.DataFrame:
+    """Columns {estimate}_lo and {estimate}_hi: the 95% bootstrap interval of each row's ratio of medians
+    (NaN where a side has no samples, as in files older than the samples field)."""
+    lo = np.full(len(table), np.nan)
+    hi = np.full(len(table), np.nan)
+    nums, dens = list(table[numerator]), list(table[denominator])
+    rows = [i for i, (a, b) in enumerate(zip(nums, dens, strict=True)) if len(a) and len(b)]
+    if rows:
+        lo[rows], hi[rows] = uncertainty.ratio_intervals([nums[i] for i in rows], [dens[i] for i in rows])
+    return table.assign(**{f"{estimate}_lo": lo, f"{estimate}_hi": hi})
+
+
+def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
+    """Which side wins each row, only where its interval clears 1x."""
+    return [
+        uncertainty.verdict(Interval(e, None if pd.isna(lo) else lo, None if pd.isna(hi) else hi))
+        for e, lo, hi in zip(table[estimate], table[f"{estimate}_lo"], table[f"{estimate}_hi"], strict=True)
+    ]
+
+
 def speedups(frame: pd.DataFrame) -> pd.DataFrame:
-    """Accelerator rows joined with the same machine's CPU row: speedup = CPU time / accelerator time."""
+    """Accelerator rows joined with the same machine's CPU row (same framework, workload_hash and profile):
+    speedup = CPU time / accelerator time, with its bootstrap interval and verdict."""
     ok = ok_rows(frame)
-    cpu = ok[ok["device"] == "cpu"][["machine_id", "workload_hash", "framework", "median_s", "device_name"]]
+    join = ["machine_id", "workload_hash", "framework", "profile"]
+    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples"]]
     accel = ok[ok["device"] != "cpu"]
-    joined = accel.merge(
-        cpu.rename(columns={"device_name": "cpu_device_name"}),
-        on=["machine_id", "workload_hash", "framework"],
-        suffixes=("", "_cpu"),
-    )
+    joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
     joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
+    joined = _ratio_intervals(joined, "samples_cpu", "samples", "speedup")
+    joined["verdict"] = verdicts(joined)
     return joined.reset_index(drop=True)
 
 
+def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tuple[str, Any]) -> pd.DataFrame:
+    """Per group of `keys`: the median of `estimate` over its rows (machines) with the two-level bootstrap
+    interval (uncertainty.median_over; each row's own uncertainty from its {estimate}_lo/_hi interval), as
+    {estimate}, {estimate}_lo, {estimate}_hi, and machines; extra columns are (column, aggregation) pairs."""
+    columns = [*keys, estimate, f"{estimate}_lo", f"{estimate}_hi", "machines", *extra]
+    rows = []
+    if not table.empty:
+        for values, group in table.groupby(keys, sort=True, dropna=False, observed=True):
+            values = values if isinstance(values, tuple) else (values,)
+            reps = uncertainty.lognormal_replicates(
+                group[estimate].to_numpy(float),
+                group[f"{estimate}_lo"].to_numpy(float),
+                group[f"{estimate}_hi"].to_numpy(float),
+            )
+            interval = uncertainty.median_over(group[estimate].tolist(), list(reps))
+            row = dict(zip(keys, values, strict=True))
+            row.update(
+                {
+                    estimate: interval.estimate,
+                    f"{estimate}_lo": np.nan if interval.lo is None else interval.lo,
+                    f"{estimate}_hi": np.nan if interval.hi is None else interval.hi,
+                    "machines": group["machine_id"].nunique(),
+                }
+            )
+            row.update({name: _aggregate(group[column], how) for name, (column, how) in extra.items()})
+            rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _aggregate(values: pd.Series, how: Any) -> Any:
+    if how == "first":
+        return values.iloc[0] if len(values) else None
+    return values.agg(how)
+
+
 def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Across machines: per workload point, variant, framework and accelerator model, the median speedup."""
-    if table.empty:
-        return table.assign(machines=[], lo=[], hi=[])
+    """Across machines: per workload point, variant, framework and accelerator model, the median speedup with
+    its interval, the range over machines, and the point's size."""
     keys = ["workload", "point", "variant", "framework", "gpu_vendor", "gpu_model"]
-    grouped = table.groupby(keys, sort=False, observed=True)
-    out = grouped.agg(
-        speedup=("speedup", "median"),
+    return summarise(
+        table,
+        keys,
+        "speedup",
         lo=("speedup", "min"),
         hi=("speedup", "max"),
-        machines=("machine_id", "nunique"),
         params=("params", "first"),
         batch_size=("batch_size", "first"),
         depth=("depth", "first"),
-    ).reset_index()
-    return out
+    )
 
 
 def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and variant: over all machines and points, the median and range of the speedup."""
+    """Per workload and variant, over all machines and points: the median and range of the speedups and how
+    many comparisons each side clearly wins (its interval clear of 1x)."""
+    columns = ["workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear"]
     if table.empty:
-        return pd.DataFrame(columns=["workload", "variant", "machines", "median", "lo", "hi", "gpu_wins"])
+        return pd.DataFrame(columns=columns)
     grouped = table.groupby(["workload", "variant"], sort=True, observed=True)
     return grouped.agg(
         machines=("machine_id", "nunique"),
         median=("speedup", "median"),
         lo=("speedup", "min"),
         hi=("speedup", "max"),
-        gpu_wins=("speedup", lambda s: float((s > 1).mean())),
-    ).reset_index()
+        comparisons=("speedup", "size"),
+        gpu=("verdict", lambda v: int((v == "accelerator faster").sum())),
+        cpu=("verdict", lambda v: int((v == "CPU faster").sum())),
+        unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
+    ).reset_index()[columns]
 
 
-def _verdict(xs: list[float], ratio: list[float]) -> tuple[str, float | None]:
+def _sweep_verdict(ratio: list[float]) -> str:
     if all(r >= 1 for r in ratio):
-        return "accelerator always faster", None
+        return "accelerator always faster"
     if all(r < 1 for r in ratio):
-        return "CPU always faster", None
-    at = crossing(xs, ratio)
-    return ("crossover" if at is not None else "mixed"), at
+        return "CPU always faster"
+    return "crossover"
 
 
-CROSSOVER_COLUMNS = ["machine_id", "variant", "framework", "device", "gpu_model", "verdict", "break_even_params"]
+CROSSOVER_COLUMNS = [
+    "machine_id",
+    "variant",
+    "framework",
+    "device",
+    "gpu_model",
+    "verdict",
+    "break_even_params",
+    "break_even_params_lo",
+    "break_even_params_hi",
+    "low",
+    "high",
+    "replicates",
+]
+
+
+def _sweep_crossings(table: pd.DataFrame, keys: list[str], axis: str, at: str) -> list[dict[str, Any]]:
+    """Per group of a sweep (rows along `axis`): the verdict, the break-even with its interval (open sides as
+    NaN) and its replicates, and the measured range."""
+    rows = []
+    for values, group in table.groupby(keys, sort=True):
+        group = group.sort_values(axis)
+        if len(group) < 2:
+            continue
+        xs = group[axis].astype(float).tolist()
+        verdict = _sweep_verdict(group["speedup"].tolist())
+        found = None
+        if verdict == "crossover" and all(
+            len(c) and len(a) for c, a in zip(group["samples_cpu"], group["samples"], strict=True)
+        ):
+            found = uncertainty.break_even_replicates(xs, list(group["samples_cpu"]), list(group["samples"]))
+        elif verdict == "crossover":
+            exact = uncertainty.crossing(xs, group["speedup"].tolist())
+            found = (exact, np.full(uncertainty.RESAMPLES, exact)) if exact is not None else None
+        if verdict == "crossover" and found is None:
+            verdict = "mixed"  # crosses back and forth without a first upward crossing
+        interval = uncertainty.median_over([found[0]], [found[1]]) if found else None
+        rows.append(
+            {
+                **dict(zip(keys, values, strict=True)),
+                "gpu_model": group["gpu_model"].iloc[0],
+                "verdict": verdict,
+                at: interval.estimate if interval else np.nan,
+                f"{at}_lo": np.nan if interval is None or interval.lo is None else interval.lo,
+                f"{at}_hi": np.nan if interval is None or interval.hi is None else interval.hi,
+                "low": xs[0],
+                "high": xs[-1],
+                "replicates": found[1].astype(np.float32) if found else None,
+            }
+        )
+    return rows
 
 
 def crossovers(table: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
-    """Per machine, variant, framework and accelerator: the parameter count where the accelerator wins.
-    `table` is the speedups() table."""
+    """Per machine, variant, framework and accelerator: the parameter count where the accelerator starts to
+    win, with its interval. `table` is the speedups() table."""
     if table.empty:
         return pd.DataFrame(columns=CROSSOVER_COLUMNS)
     table = table[table["workload"] == workload]
-    rows = []
-    for (machine, variant, framework, device), group in table.groupby(
-        ["machine_id", "variant", "framework", "device"], sort=True
-    ):
-        group = group.sort_values("params")
-        verdict, at = _verdict(group["params"].astype(float).tolist(), group["speedup"].tolist())
-        rows.append(
-            {
-                "machine_id": machine,
-                "variant": variant,
-                "framework": framework,
-                "device": device,
-                "gpu_model": group["gpu_model"].iloc[0],
-                "verdict": verdict,
-                "break_even_params": at,
-            }
-        )
+    rows = _sweep_crossings(table, ["machine_id", "variant", "framework", "device"], "params", "break_even_params")
     return pd.DataFrame(rows, columns=CROSSOVER_COLUMNS)
 
 
@@ -321,75 +442,102 @@ BATCH_COLUMNS = [
     "gpu_model",
     "verdict",
     "break_even_batch",
+    "break_even_batch_lo",
+    "break_even_batch_hi",
+    "low",
+    "high",
+    "replicates",
 ]
 
 
 def batch_crossovers(table: pd.DataFrame) -> pd.DataFrame:
-    """Per machine, model, mode and variant of a batch-size sweep: the batch size where the accelerator wins.
-    `table` is the speedups() table."""
+    """Per machine, model, mode and variant of a batch-size sweep: the batch size where the accelerator wins,
+    with its interval. `table` is the speedups() table."""
     if table.empty:
         return pd.DataFrame(columns=BATCH_COLUMNS)
     table = table[table["batch_size"].notna()]
-    rows = []
     keys = ["machine_id", "model", "mode", "variant", "framework", "device"]
-    for values, group in table.groupby(keys, sort=True):
-        group = group.sort_values("batch_size")
-        if len(group) < 2:
-            continue
-        verdict, at = _verdict(group["batch_size"].astype(float).tolist(), group["speedup"].tolist())
-        rows.append(
-            {
-                **dict(zip(keys, values, strict=True)),
-                "gpu_model": group["gpu_model"].iloc[0],
-                "verdict": verdict,
-                "break_even_batch": at,
-            }
-        )
-    return pd.DataFrame(rows, columns=BATCH_COLUMNS)
+    return pd.DataFrame(_sweep_crossings(table, keys, "batch_size", "break_even_batch"), columns=BATCH_COLUMNS)
+
+
+LOOP_COLUMNS = [
+    "machine_id",
+    "gpu_model",
+    "workload",
+    "point",
+    "framework",
+    "device",
+    "as_written",
+    "as_written_lo",
+    "as_written_hi",
+    "tuned",
+    "tuned_lo",
+    "tuned_hi",
+    "flips",
+    "gpu_gain",
+    "gpu_gain_lo",
+    "gpu_gain_hi",
+    "cpu_gain",
+    "cpu_gain_lo",
+    "cpu_gain_hi",
+]
 
 
 def loop_effect(table: pd.DataFrame) -> pd.DataFrame:
     """As-written against tuned, per machine, workload point, framework and accelerator: each variant's
-    speedup over the CPU, and whether the verdict (CPU or accelerator) changes with the loop."""
+    speedup over the CPU with its interval, and whether the verdict flips with the loop (both verdicts clear
+    of 1x and on opposite sides)."""
     if table.empty:
-        return pd.DataFrame(
-            columns=[
-                "machine_id",
-                "gpu_model",
-                "workload",
-                "point",
-                "framework",
-                "device",
-                "as_written",
-                "tuned",
-                "flips",
-                "gpu_gain",
-                "cpu_gain",
-            ]
-        )
+        return pd.DataFrame(columns=LOOP_COLUMNS)
     keys = ["machine_id", "gpu_model", "workload", "point", "framework", "device"]
-    cols = [*keys, "speedup", "median_s", "median_s_cpu"]
+    cols = [
+        *keys,
+        "speedup",
+        "speedup_lo",
+        "speedup_hi",
+        "verdict",
+        "median_s",
+        "median_s_cpu",
+        "samples",
+        "samples_cpu",
+    ]
     written = table[table["variant"] == "as-written"][cols]
     tuned = table[table["variant"] == "tuned"][cols]
     both = written.merge(tuned, on=keys, suffixes=("_written", "_tuned"))
-    both = both.rename(columns={"speedup_written": "as_written", "speedup_tuned": "tuned"})
-    both["flips"] = (both["as_written"] >= 1) != (both["tuned"] >= 1)
+    both = both.rename(
+        columns={
+            "speedup_written": "as_written",
+            "speedup_lo_written": "as_written_lo",
+            "speedup_hi_written": "as_written_hi",
+            "speedup_tuned": "tuned",
+            "speedup_lo_tuned": "tuned_lo",
+            "speedup_hi_tuned": "tuned_hi",
+        }
+    )
+    clear = ("accelerator faster", "CPU faster")
+    both["flips"] = (
+        both["verdict_written"].isin(clear)
+        & both["verdict_tuned"].isin(clear)
+        & (both["verdict_written"] != both["verdict_tuned"])
+    )
     both["gpu_gain"] = both["median_s_written"] / both["median_s_tuned"]
     both["cpu_gain"] = both["median_s_cpu_written"] / both["median_s_cpu_tuned"]
-    return both[[*keys, "as_written", "tuned", "flips", "gpu_gain", "cpu_gain"]].reset_index(drop=True)
+    both = _ratio_intervals(both, "samples_written", "samples_tuned", "gpu_gain")
+    both = _ratio_intervals(both, "samples_cpu_written", "samples_cpu_tuned", "cpu_gain")
+    return both[LOOP_COLUMNS].reset_index(drop=True)
 
 
 def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.DataFrame:
     """Each framework's time over the baseline framework's on the same machine and device for the same
     workload_hash (the hash leaves the framework out, so it names the same model, data and loop): >1 means
-    the baseline is faster."""
+    the baseline is faster. With the ratio's interval."""
     ok = ok_rows(frame)
-    keys = ["machine_id", "device", "workload_hash"]
-    base = ok[ok["framework"] == baseline][[*keys, "median_s"]]
+    keys = ["machine_id", "device", "workload_hash", "profile"]
+    base = ok[ok["framework"] == baseline][[*keys, "median_s", "samples"]]
     other = ok[ok["framework"] != baseline]
     both = other.merge(base, on=keys, suffixes=("", "_base"))
     both["ratio"] = both["median_s"] / both["median_s_base"]
-    return both.reset_index(drop=True)
+    return _ratio_intervals(both, "samples", "samples_base", "ratio").reset_index(drop=True)
 
 
 # --- summaries by device model: what the charts and site-wide tables show, bounded however many machines ---
@@ -407,56 +555,71 @@ def _top(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.Data
 
 
 def sweep_by_device(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
-    """Per device model, loop, framework and sweep point: the median time over machines."""
+    """Per device model, loop, framework and sweep point: the median time over machines, with its interval."""
     rows = ok_rows(frame[frame["workload"] == workload])
     rows = _top(rows, "device_name", 2 * CHART_MODELS)
     keys = ["device", "device_name", "variant", "framework", "depth", "params"]
-    return (
-        rows.groupby(keys, dropna=False)
-        .agg(median_s=("median_s", "median"), machines=("machine_id", "nunique"))
-        .reset_index()
-    )
+    rows = rows.assign(median_s_lo=rows["ci_lo_s"], median_s_hi=rows["ci_hi_s"])  # the engine's CI of the median
+    return summarise(rows, keys, "median_s")
 
 
 def batch_by_accelerator(table: pd.DataFrame) -> pd.DataFrame:
-    """Per accelerator model, transformer model, mode, loop, framework and batch size: the median speedup."""
+    """Per accelerator model, transformer model, mode, loop, framework and batch size: the median speedup
+    with its interval."""
     rows = _top(table[table["batch_size"].notna()], "gpu_model")
     keys = ["gpu_model", "model", "mode", "variant", "framework", "batch_size"]
-    return rows.groupby(keys).agg(speedup=("speedup", "median"), machines=("machine_id", "nunique")).reset_index()
+    return summarise(rows, keys, "speedup")
 
 
 def crossover_summary(crossings: pd.DataFrame, at: str = "break_even_params") -> pd.DataFrame:
-    """Per accelerator model, loop and framework: machines, how many cross over, the median break-even."""
+    """Per accelerator model, loop and framework: machines, the verdicts, and the median break-even over the
+    machines that cross, with its interval (NaN on a side left open by the measured range)."""
+    columns = ["gpu_model", "variant", "framework", "machines", "crossing", "verdicts", at, f"{at}_lo", f"{at}_hi"]
     if crossings.empty:
-        return pd.DataFrame(columns=["gpu_model", "variant", "framework", "machines", "crossing", "verdicts", at])
-    keys = ["gpu_model", "variant", "framework"]
-    out = crossings.groupby(keys).agg(
-        machines=("machine_id", "nunique"),
-        crossing=("verdict", lambda v: int((v == "crossover").sum())),
-        verdicts=("verdict", lambda v: "; ".join(f"{k} {n}" for k, n in v.value_counts().items())),
-        **{at: (at, "median")},
-    )
-    return out.reset_index()
+        return pd.DataFrame(columns=columns)
+    rows = []
+    for (gpu, variant, framework), group in crossings.groupby(["gpu_model", "variant", "framework"], sort=True):
+        crossed = group[group["verdict"] == "crossover"]
+        interval = uncertainty.median_over(crossed[at].tolist(), list(crossed["replicates"])) if len(crossed) else None
+        rows.append(
+            {
+                "gpu_model": gpu,
+                "variant": variant,
+                "framework": framework,
+                "machines": group["machine_id"].nunique(),
+                "crossing": len(crossed),
+                "verdicts": "; ".join(f"{k} {n}" for k, n in group["verdict"].value_counts().items()),
+                at: interval.estimate if interval else np.nan,
+                f"{at}_lo": np.nan if interval is None or interval.lo is None else interval.lo,
+                f"{at}_hi": np.nan if interval is None or interval.hi is None else interval.hi,
+            }
+        )
+    return pd.DataFrame(rows, columns=columns)
 
 
 def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
-    """Per accelerator model, workload point and framework: median speedups with each loop and gains."""
+    """Per accelerator model, workload point and framework: median speedups with each loop (with intervals)
+    and the median gains."""
+    columns = ["gpu_model", "workload", "point", "framework"]
     if effect.empty:
-        return effect.assign(machines=[])
-    rows = _top(effect, "gpu_model")
-    keys = ["gpu_model", "workload", "point", "framework"]
-    out = (
-        rows.groupby(keys)
-        .agg(
-            as_written=("as_written", "median"),
-            tuned=("tuned", "median"),
-            gpu_gain=("gpu_gain", "median"),
-            cpu_gain=("cpu_gain", "median"),
-            machines=("machine_id", "nunique"),
+        return pd.DataFrame(
+            columns=[*columns, "machines", "flips"]
+            + [f"{f}{s}" for f in ("as_written", "tuned", "gpu_gain", "cpu_gain") for s in ("", "_lo", "_hi")]
         )
-        .reset_index()
-    )
-    out["flips"] = (out["as_written"] >= 1) != (out["tuned"] >= 1)
+    rows = _top(effect, "gpu_model")
+    parts = [
+        summarise(rows, columns, "as_written"),
+        summarise(rows, columns, "tuned"),
+        summarise(rows, columns, "gpu_gain"),
+        summarise(rows, columns, "cpu_gain"),
+    ]
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.merge(part.drop(columns="machines"), on=columns)
+    clear = {"accelerator faster", "CPU faster"}
+    a = verdicts(out, "as_written")
+    t = verdicts(out, "tuned")
+    out["flips"] = [x in clear and y in clear and x != y for x, y in zip(a, t, strict=True)]
     return out
 
 
@@ -486,18 +649,14 @@ def equivalence_summary(machines: dict[str, MachineSummary]) -> pd.DataFrame:
 
 
 def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
-    """Per device model, workload point, loop and framework: the median time over the baseline's."""
-    if table.empty:
-        return table.assign(machines=[])
+    """Per device model, workload point, loop and framework: the median time over the baseline's, with its
+    interval."""
     rows = _top(table, "device_name", 2 * CHART_MODELS)
     keys = ["device", "device_name", "workload", "point", "params", "variant", "framework"]
-    return (
-        rows.groupby(keys, dropna=False)
-        .agg(
-            ratio=("ratio", "median"),
-            median_s=("median_s", "median"),
-            median_s_base=("median_s_base", "median"),
-            machines=("machine_id", "nunique"),
-        )
-        .reset_index()
+    return summarise(
+        rows,
+        keys,
+        "ratio",
+        median_s=("median_s", "median"),
+        median_s_base=("median_s_base", "median"),
     )

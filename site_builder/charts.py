@@ -1,5 +1,7 @@
-"""Charts: a DataFrame in, an Altair chart out. No I/O; every chart has tooltips, and every chart with a
-categorical legend lets a click on the legend pick one series out.
+"""Charts: a DataFrame in, an Altair chart out. No I/O; every chart has tooltips, every chart with a
+categorical legend lets a click on the legend pick one series out, and every figure is drawn with its 95%
+interval (error bars, or a band along a sweep). Charts fill their container's width where Vega-Lite allows
+it (faceted charts have a fixed panel width and scroll sideways in their own box).
 
 Strings from result files reach charts only as data values (Vega renders them as text, never as markup), and
 only the fields a chart shows are embedded in the page. Chart data is bounded by design (summaries across
@@ -19,6 +21,9 @@ def _legend_highlight(chart: alt.Chart, field: str) -> alt.Chart:
     """Clicking a legend entry highlights its series and fades the rest."""
     pick = alt.selection_point(fields=[field], bind="legend")
     return chart.encode(opacity=alt.condition(pick, alt.value(1.0), alt.value(0.15))).add_params(pick)
+
+
+CONTAINER = "container"
 
 
 def _one_x(axis: str = "x") -> alt.Chart:
@@ -68,237 +73,288 @@ def _label(table: pd.DataFrame) -> pd.Series:
     )
 
 
+def _interval_tooltips(field: str, title: str) -> list[alt.Tooltip]:
+    return [
+        alt.Tooltip(f"{field}:Q", format=".3g", title=title),
+        alt.Tooltip(f"{field}_lo:Q", format=".3g", title="95% interval from"),
+        alt.Tooltip(f"{field}_hi:Q", format=".3g", title="95% interval to"),
+    ]
+
+
+def _errorbar(base: alt.Chart, field: str, axis: str = "x") -> alt.Chart:
+    """A rule from the interval's low to its high end (the interval marks every chart carries)."""
+    if axis == "x":
+        return base.mark_rule(strokeWidth=2).encode(x=f"{field}_lo:Q", x2=f"{field}_hi:Q")
+    return base.mark_rule(strokeWidth=2).encode(y=f"{field}_lo:Q", y2=f"{field}_hi:Q")
+
+
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
-    """Median speedup across machines per workload point, loop and accelerator model, log scale."""
+    """Median speedup across machines per workload point, loop and accelerator model, log scale, with the
+    median's 95% interval."""
     data = ordered(summary).assign(label=lambda t: _label(t))
-    data = data[["label", "variant", "framework", "gpu_model", "speedup", "lo", "hi", "machines"]]
-    points = (
-        alt.Chart(data)
-        .mark_point(filled=True, size=70)
-        .encode(
-            x=alt.X("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
-            y=alt.Y("label:N", title=None, sort=None),
-            color=alt.Color("gpu_model:N", title="accelerator"),
-            shape=alt.Shape("variant:N", title="loop"),
-            tooltip=[
-                alt.Tooltip("label:N", title="workload"),
-                alt.Tooltip("variant:N", title="loop"),
-                "framework:N",
-                alt.Tooltip("gpu_model:N", title="accelerator"),
-                alt.Tooltip("speedup:Q", format=".2f", title="median speedup"),
-                alt.Tooltip("lo:Q", format=".2f", title="lowest"),
-                alt.Tooltip("hi:Q", format=".2f", title="highest"),
-                "machines:Q",
-            ],
-        )
+    data = data[["label", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "machines"]]
+    tooltip: list[str | alt.Tooltip] = [
+        alt.Tooltip("label:N", title="workload"),
+        alt.Tooltip("variant:N", title="loop"),
+        "framework:N",
+        alt.Tooltip("gpu_model:N", title="accelerator"),
+        *_interval_tooltips("speedup", "median speedup"),
+        "machines:Q",
+    ]
+    base = alt.Chart(data).encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        yOffset=alt.YOffset("variant:N"),
+        color=alt.Color("gpu_model:N", title="accelerator"),
+        tooltip=tooltip,
     )
-    return (_legend_highlight(points, "gpu_model") + _one_x()).properties(width=520).configure_axisY(labelLimit=240)
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
+        shape=alt.Shape("variant:N", title="loop"),
+    )
+    bars = _errorbar(base, "speedup")
+    return (
+        (_legend_highlight(bars, "gpu_model") + _legend_highlight(points, "gpu_model") + _one_x())
+        .properties(width=CONTAINER)
+        .configure_axisY(labelLimit=200)
+        .configure_legend(orient="bottom", columns=2, labelLimit=260)
+    )
 
 
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
-    """Speedup per workload point by accelerator vendor: one point per accelerator model, a bar from the
-    lowest to the highest machine."""
+    """Speedup per workload point by accelerator model, coloured by vendor: the median over machines with its
+    95% interval (the bar); the tooltip gives the range over machines."""
     data = ordered(summary).assign(label=lambda t: _label(t))
-    data = data[["label", "variant", "gpu_vendor", "gpu_model", "speedup", "lo", "hi", "machines"]]
-    base = alt.Chart(data).encode(
-        y=alt.Y("label:N", title=None, sort=None),
-        color=alt.Color(
-            "gpu_vendor:N",
-            title="vendor",
-            scale=alt.Scale(
-                domain=["NVIDIA", "AMD", "Apple", "Intel", "other"],
-                range=["#76b900", "#ed1c24", "#555555", "#0071c5", "#999"],
-            ),
-        ),
-    )
-    tooltip = [
+    cols = ["label", "variant", "gpu_vendor", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "lo", "hi"]
+    data = data[[*cols, "machines"]]
+    tooltip: list[str | alt.Tooltip] = [
         alt.Tooltip("label:N", title="workload"),
         alt.Tooltip("variant:N", title="loop"),
         alt.Tooltip("gpu_vendor:N", title="vendor"),
         alt.Tooltip("gpu_model:N", title="accelerator"),
-        alt.Tooltip("speedup:Q", format=".2f", title="median speedup"),
-        alt.Tooltip("lo:Q", format=".2f", title="lowest"),
-        alt.Tooltip("hi:Q", format=".2f", title="highest"),
+        *_interval_tooltips("speedup", "median speedup"),
+        alt.Tooltip("lo:Q", format=".3g", title="slowest machine"),
+        alt.Tooltip("hi:Q", format=".3g", title="fastest machine"),
         "machines:Q",
     ]
-    ranges = base.mark_rule(opacity=0.5).encode(
-        x=alt.X("lo:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS), x2="hi:Q", tooltip=tooltip
+    base = alt.Chart(data).encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        yOffset=alt.YOffset("gpu_model:N"),
+        color=alt.Color(
+            "gpu_vendor:N",
+            title="vendor",
+            scale=alt.Scale(domain=list(VENDOR_COLOURS), range=list(VENDOR_COLOURS.values())),
+        ),
+        tooltip=tooltip,
     )
-    points = base.mark_point(filled=True, size=70).encode(
-        x=alt.X("speedup:Q", scale=alt.Scale(type="log")), shape=alt.Shape("variant:N", title="loop"), tooltip=tooltip
+    points = base.mark_point(filled=True, size=50).encode(
+        x=alt.X("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
+        shape=alt.Shape("variant:N", title="loop"),
     )
-    layered = _legend_highlight(ranges, "gpu_vendor") + _legend_highlight(points, "gpu_vendor") + _one_x()
-    return layered.properties(width=520).configure_axisY(labelLimit=240)
+    bars = _errorbar(base, "speedup")
+    layered = _legend_highlight(bars, "gpu_vendor") + _legend_highlight(points, "gpu_vendor") + _one_x()
+    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")
+
+
+VENDOR_COLOURS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Apple": "#555555", "Intel": "#0071c5", "other": "#999999"}
 
 
 def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
-    """Speedup of every workload point on each of the given machines, coloured on a log scale around 1x."""
+    """Speedup of every workload point on each of the given machines, coloured on a log scale around 1x; a
+    cell whose 95% interval spans 1x is marked '?' (no clear winner)."""
     data = table[table["machine_id"].isin(machines)]
     data = ordered(data).assign(
         label=lambda t: _label(t),
         machine=lambda t: t["machine_id"].astype(str).str[:8] + " " + t["gpu_model"].astype(str),
+        unclear=lambda t: (t["verdict"] == "no clear winner").map({True: "?", False: ""}),
     )
-    data = data[["label", "machine", "machine_id", "variant", "framework", "cpu_model", "gpu_model", "speedup"]]
-    cells = (
-        alt.Chart(data)
-        .mark_rect()
-        .encode(
-            x=alt.X("label:N", title=None, sort=None, axis=alt.Axis(labelAngle=-50, labelLimit=200)),
-            y=alt.Y("machine:N", title=None),
-            color=alt.Color(
-                "speedup:Q",
-                title="speedup (x)",
-                scale=alt.Scale(type="log", scheme="blueorange", domainMid=1),
-            ),
-            tooltip=[
-                alt.Tooltip("machine_id:N", title="machine"),
-                "cpu_model:N",
-                alt.Tooltip("gpu_model:N", title="accelerator"),
-                alt.Tooltip("label:N", title="workload"),
-                "framework:N",
-                alt.Tooltip("speedup:Q", format=".2f"),
-            ],
+    cols = ["label", "machine", "machine_id", "variant", "framework", "cpu_model", "gpu_model", "speedup"]
+    data = data[[*cols, "speedup_lo", "speedup_hi", "verdict", "unclear"]]
+    base = alt.Chart(data).encode(
+        x=alt.X("label:N", title=None, sort=None, axis=alt.Axis(labelAngle=-60)),
+        y=alt.Y("machine:N", title=None),
+        tooltip=[
+            alt.Tooltip("machine_id:N", title="machine"),
+            alt.Tooltip("cpu_model:N", title="CPU"),
+            alt.Tooltip("gpu_model:N", title="accelerator"),
+            alt.Tooltip("label:N", title="workload"),
+            "framework:N",
+            *_interval_tooltips("speedup", "speedup"),
+            "verdict:N",
+        ],
+    )
+    cells = base.mark_rect().encode(
+        color=alt.Color(
+            "speedup:Q",
+            title="speedup (x)",
+            scale=alt.Scale(type="log", scheme="blueorange", domainMid=1),
         )
-        .properties(width=alt.Step(14), height=alt.Step(16))
     )
-    return cells.facet(column=alt.Column("variant:N", title="loop")).configure_axisY(labelLimit=260)
+    marks = base.mark_text(fontSize=10, fontWeight="bold").encode(text="unclear:N")
+    layered = alt.layer(cells, marks).properties(width=alt.Step(14), height=alt.Step(16))
+    return layered.facet(column=alt.Column("variant:N", title="loop"), data=data).configure_axisY(labelLimit=260)
 
 
-def crossover_chart(sweep: pd.DataFrame) -> alt.Chart:
-    """Time per epoch against parameters, log-log: one line per device model and loop (median over machines)."""
+def crossover_chart(sweep: pd.DataFrame) -> alt.FacetChart:
+    """Time per epoch against parameters, log-log: one line per device model and loop (median over machines)
+    with its 95% band; one panel per framework, so frameworks never share a line."""
     data = sweep.assign(series=sweep["device"].astype(str) + ": " + sweep["device_name"].astype(str))
-    data = data[["series", "device_name", "variant", "framework", "depth", "params", "median_s", "machines"]]
-    lines = (
-        alt.Chart(data)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("params:Q", scale=alt.Scale(type="log"), title="parameters"),
-            y=alt.Y("median_s:Q", scale=alt.Scale(type="log"), title="seconds per epoch (median over machines)"),
-            color=alt.Color("series:N", title="device"),
-            strokeDash=alt.StrokeDash("variant:N", title="loop"),
-            detail="framework:N",
-            tooltip=[
-                alt.Tooltip("device_name:N", title="device"),
-                alt.Tooltip("variant:N", title="loop"),
-                "framework:N",
-                "depth:Q",
-                alt.Tooltip("params:Q", format=","),
-                alt.Tooltip("median_s:Q", format=".4g", title="seconds"),
-                "machines:Q",
-            ],
-        )
+    cols = ["series", "device_name", "variant", "framework", "depth", "params", "median_s"]
+    data = data[[*cols, "median_s_lo", "median_s_hi", "machines"]]
+    x = alt.X("params:Q", scale=alt.Scale(type="log"), title="parameters")
+    base = alt.Chart(data).encode(
+        x=x,
+        color=alt.Color("series:N", title="device"),
+        detail="variant:N",
+        tooltip=[
+            alt.Tooltip("device_name:N", title="device"),
+            alt.Tooltip("variant:N", title="loop"),
+            "framework:N",
+            "depth:Q",
+            alt.Tooltip("params:Q", format=","),
+            *_interval_tooltips("median_s", "seconds"),
+            "machines:Q",
+        ],
     )
-    return _legend_highlight(lines, "series").properties(width=640, height=360).configure_legend(labelLimit=400)
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("median_s_lo:Q", scale=alt.Scale(type="log"), title="seconds per epoch (median over machines)"),
+        y2="median_s_hi:Q",
+    )
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("median_s:Q", scale=alt.Scale(type="log")), strokeDash=alt.StrokeDash("variant:N", title="loop")
+    )
+    layered = alt.layer(_legend_highlight(band, "series"), _legend_highlight(lines, "series"))
+    return (
+        layered.properties(width=300, height=260)
+        .facet(column=alt.Column("framework:N", title=None), data=data)
+        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+    )
 
 
 def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
-    """Speedup over the CPU against batch size per accelerator model, model and mode (log-log)."""
+    """Speedup over the CPU against batch size per accelerator model, model and mode (log-log), with the
+    median's 95% band."""
     data = table[table["variant"] == variant]
     data = data.assign(series=data["gpu_model"].astype(str) + " · " + data["model"].astype(str))
-    data = data[["series", "gpu_model", "model", "mode", "framework", "batch_size", "speedup", "machines"]]
-    lines = (
-        alt.Chart(data)
-        .mark_line(point=True)
-        .encode(
-            x=alt.X("batch_size:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
-            y=alt.Y("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
-            color=alt.Color("series:N", title="accelerator · model"),
-            strokeDash=alt.StrokeDash("mode:N", title="mode"),
-            detail="framework:N",
-            tooltip=[
-                alt.Tooltip("gpu_model:N", title="accelerator"),
-                "model:N",
-                "mode:N",
-                "framework:N",
-                "batch_size:Q",
-                alt.Tooltip("speedup:Q", format=".2f", title="median speedup"),
-                "machines:Q",
-            ],
-        )
+    cols = ["series", "gpu_model", "model", "mode", "framework", "batch_size", "speedup"]
+    data = data[[*cols, "speedup_lo", "speedup_hi", "machines"]]
+    base = alt.Chart(data).encode(
+        x=alt.X("batch_size:Q", scale=alt.Scale(type="log", base=2), title="batch size"),
+        color=alt.Color("series:N", title="accelerator · model"),
+        detail="mode:N",
+        tooltip=[
+            alt.Tooltip("gpu_model:N", title="accelerator"),
+            "model:N",
+            "mode:N",
+            "framework:N",
+            "batch_size:Q",
+            *_interval_tooltips("speedup", "median speedup"),
+            "machines:Q",
+        ],
+    )
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("speedup_lo:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS), y2="speedup_hi:Q"
+    )
+    lines = base.mark_line(point=True).encode(
+        y=alt.Y("speedup:Q", scale=alt.Scale(type="log")), strokeDash=alt.StrokeDash("mode:N", title="mode")
     )
     return (
-        (_legend_highlight(lines, "series") + _one_x("y"))
-        .properties(width=560, height=320)
-        .configure_legend(labelLimit=400)
+        (_legend_highlight(band, "series") + _legend_highlight(lines, "series") + _one_x("y"))
+        .properties(width=CONTAINER, height=320)
+        .configure_legend(orient="bottom", columns=1, labelLimit=400)
     )
 
 
 def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
-    """Each workload point on each machine: speedup with the as-written loop (x) and the tuned one (y)."""
+    """Each workload point per accelerator model: speedup with the as-written loop (x) and the tuned one (y),
+    each with its 95% interval."""
     data = effect.assign(label=lambda t: _label(t), verdict=effect["flips"].map({True: "flips", False: "same"}))
-    data = data[["label", "workload", "gpu_model", "framework", "as_written", "tuned", "verdict", "machines"]]
+    cols = ["label", "workload", "gpu_model", "framework", "as_written", "tuned", "verdict", "machines"]
+    data = data[[*cols, "as_written_lo", "as_written_hi", "tuned_lo", "tuned_hi"]]
     log = alt.Scale(type="log")
-    points = (
-        alt.Chart(data)
-        .mark_point(filled=True, size=70)
-        .encode(
-            x=alt.X("as_written:Q", scale=log, title="speedup, as-written loop (x)"),
-            y=alt.Y("tuned:Q", scale=log, title="speedup, tuned loop (x)"),
-            color=alt.Color("workload:N"),
-            shape=alt.Shape("verdict:N", title="CPU/GPU verdict"),
-            tooltip=[
-                alt.Tooltip("label:N", title="workload"),
-                alt.Tooltip("gpu_model:N", title="accelerator"),
-                "framework:N",
-                "machines:Q",
-                alt.Tooltip("as_written:Q", format=".2f", title="as-written"),
-                alt.Tooltip("tuned:Q", format=".2f", title="tuned"),
-                "verdict:N",
-            ],
-        )
+    base = alt.Chart(data).encode(
+        color=alt.Color("workload:N"),
+        tooltip=[
+            alt.Tooltip("label:N", title="workload"),
+            alt.Tooltip("gpu_model:N", title="accelerator"),
+            "framework:N",
+            "machines:Q",
+            *_interval_tooltips("as_written", "as-written"),
+            *_interval_tooltips("tuned", "tuned"),
+            "verdict:N",
+        ],
     )
-    return (_legend_highlight(points, "workload") + _one_x("x") + _one_x("y")).properties(width=480, height=400)
+    points = base.mark_point(filled=True, size=70).encode(
+        x=alt.X("as_written:Q", scale=log, title="speedup, as-written loop (x)"),
+        y=alt.Y("tuned:Q", scale=log, title="speedup, tuned loop (x)"),
+        shape=alt.Shape("verdict:N", title="CPU/GPU verdict"),
+    )
+    across = base.mark_rule().encode(x="as_written_lo:Q", x2="as_written_hi:Q", y="tuned:Q")
+    up = base.mark_rule().encode(y="tuned_lo:Q", y2="tuned_hi:Q", x="as_written:Q")
+    layered = alt.layer(
+        _legend_highlight(across, "workload"),
+        _legend_highlight(up, "workload"),
+        _legend_highlight(points, "workload"),
+        _one_x("x"),
+        _one_x("y"),
+    )
+    return layered.properties(width=CONTAINER, height=400).configure_legend(orient="bottom")
 
 
 def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
-    """How much the tuned loop speeds up each side: as-written time over tuned time, CPU and accelerator."""
+    """How much the tuned loop speeds up each side: as-written time over tuned time, CPU and accelerator,
+    each with its 95% interval."""
     data = effect.assign(label=lambda t: _label(t))
     long = pd.concat(
         [
-            data.assign(side="accelerator", gain=data["gpu_gain"]),
-            data.assign(side="CPU", gain=data["cpu_gain"]),
+            data.assign(
+                side="accelerator", gain=data["gpu_gain"], gain_lo=data["gpu_gain_lo"], gain_hi=data["gpu_gain_hi"]
+            ),
+            data.assign(side="CPU", gain=data["cpu_gain"], gain_lo=data["cpu_gain_lo"], gain_hi=data["cpu_gain_hi"]),
         ]
-    )[["label", "gpu_model", "framework", "side", "gain", "machines"]]
-    points = (
-        alt.Chart(long)
-        .mark_point(filled=True, size=60)
-        .encode(
-            x=alt.X("gain:Q", scale=alt.Scale(type="log"), title="as-written time / tuned time (x)"),
-            y=alt.Y("label:N", title=None, sort=None),
-            color=alt.Color("side:N", title="device"),
-            tooltip=[
-                alt.Tooltip("label:N", title="workload"),
-                alt.Tooltip("gpu_model:N", title="accelerator"),
-                "framework:N",
-                "machines:Q",
-                "side:N",
-                alt.Tooltip("gain:Q", format=".2f"),
-            ],
-        )
+    )[["label", "gpu_model", "framework", "side", "gain", "gain_lo", "gain_hi", "machines"]]
+    base = alt.Chart(long).encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        yOffset=alt.YOffset("side:N"),
+        color=alt.Color("side:N", title="device"),
+        tooltip=[
+            alt.Tooltip("label:N", title="workload"),
+            alt.Tooltip("gpu_model:N", title="accelerator"),
+            "framework:N",
+            "machines:Q",
+            "side:N",
+            *_interval_tooltips("gain", "gain"),
+        ],
     )
-    return (_legend_highlight(points, "side") + _one_x()).properties(width=520).configure_axisY(labelLimit=240)
+    points = base.mark_point(filled=True, size=60).encode(
+        x=alt.X("gain:Q", scale=alt.Scale(type="log"), title="as-written time / tuned time (x)")
+    )
+    bars = _errorbar(base, "gain")
+    layered = _legend_highlight(bars, "side") + _legend_highlight(points, "side") + _one_x()
+    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")
 
 
 def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
-    """Each framework's time over PyTorch's on the same machine, device and workload, log scale."""
+    """Each framework's time over PyTorch's on the same machine, device and workload, log scale, with the
+    median's 95% interval."""
     data = ordered(table).assign(label=lambda t: _label(t))
-    data = data[["label", "variant", "framework", "device", "device_name", "machines", "ratio"]]
-    points = (
-        alt.Chart(data)
-        .mark_point(filled=True, size=70)
-        .encode(
-            x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="time / PyTorch's time (below 1x: faster)"),
-            y=alt.Y("label:N", title=None, sort=None),
-            color=alt.Color("framework:N"),
-            shape=alt.Shape("device:N"),
-            tooltip=[
-                alt.Tooltip("label:N", title="workload"),
-                "variant:N",
-                "framework:N",
-                "device_name:N",
-                "machines:Q",
-                alt.Tooltip("ratio:Q", format=".2f"),
-            ],
-        )
+    data = data[["label", "variant", "framework", "device", "device_name", "machines", "ratio", "ratio_lo", "ratio_hi"]]
+    base = alt.Chart(data).encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        yOffset=alt.YOffset("framework:N"),
+        color=alt.Color("framework:N"),
+        tooltip=[
+            alt.Tooltip("label:N", title="workload"),
+            "variant:N",
+            "framework:N",
+            "device_name:N",
+            "machines:Q",
+            *_interval_tooltips("ratio", "time / PyTorch's"),
+        ],
     )
-    return (_legend_highlight(points, "framework") + _one_x()).properties(width=520).configure_axisY(labelLimit=240)
+    points = base.mark_point(filled=True, size=70).encode(
+        x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="time / PyTorch's time (below 1x: faster)"),
+        shape=alt.Shape("device:N"),
+    )
+    bars = _errorbar(base, "ratio")
+    layered = _legend_highlight(bars, "framework") + _legend_highlight(points, "framework") + _one_x()
+    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")

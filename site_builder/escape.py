@@ -5,7 +5,9 @@ from __future__ import annotations
 # One pass over the raw text: HTML's special characters and every character with a meaning in Markdown
 # (links, emphasis, tables, code, headings) become character references, which both the Markdown parser
 # and the browser show as plain text.
-_ENTITIES = {c: f"&#{ord(c)};" for c in "&<>\"'\\`*_{}[]()#+!|~=:"}
+_HTML = "&<>\"'"
+_MARKDOWN = "\\`*_{}[]()#+!|~=:"
+_ENTITIES = {c: f"&#{ord(c)};" for c in _HTML + _MARKDOWN}
 _ENTITIES.update({"\n": " ", "\r": " ", "\t": " "})
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from runner import SUITE_VERSION
 from runner.schema import SCHEMA_VERSION, json_schema
 from runner.workloads import PROFILES, all_workloads
-from site_builder.escape import text as esc
+from site_builder.render import render
 
 if TYPE_CHECKING:
     from site_builder.pages import Site
@@ -25,139 +25,107 @@ def _flops(value: float | None) -> str:
 
 
 def suite_page(site: Site | None = None) -> str:
-    lines = [
-        f"# The suite (version {SUITE_VERSION})",
-        "",
-        "Generated from the workload registry (`runner/workloads/`) at build time. Each workload is a "
-        "published CPU-against-GPU experiment rebuilt with random weights and synthetic data of the same "
-        "shapes. A result is compared with another only when their `workload_hash` is equal: the hash covers "
-        "the suite version, workload, loop (variant) and full configuration, and leaves out the framework and "
-        "device, which are what the site compares. Parameter counts and FLOPs (multiply-add = 2 FLOPs, matrix "
-        "products and convolutions only) are analytic and checked against the models by the tests.",
-        "",
-        "**As-written** is the seed's own code, line by line: its DataLoader settings, optimiser, host "
-        "synchronisations and prints (the tests compare the PyTorch loops' settings with lines quoted from the "
-        "seeds, and `tests/benchmarks/fidelity.py` times each against a standalone transcription of the seed). "
-        "**Tuned** is the best the device can do. Each workload lists what its as-written loops do and where "
-        "they cannot follow the seed.",
-        "",
-    ]
+    workloads = []
     for workload in all_workloads():
         cases = workload.cases("standard")
-        lines += [
-            f"## `{esc(workload.id)}`: {esc(workload.title)}",
-            "",
-            f"Seed {esc(workload.seed)}. {esc(workload.summary)}",
-            "",
-            f"- timed unit: one {esc(workload.unit)}",
-            f"- loops: {', '.join(esc(v) for v in workload.variants)}",
-            f"- frameworks: {', '.join(esc(f) for f in sorted(workload.implementations))}",
-            "- points per profile: " + ", ".join(f"{p} {len(workload.cases(p))}" for p in PROFILES),
-        ]
-        if workload.requires:
-            lines.append(f"- needs: {', '.join(f'`{esc(r)}`' for r in workload.requires)}")
         loops = cases[0].config.get("loops", {})
-        for variant in workload.variants:
-            spec = loops.get(variant)
-            if spec:
-                settings = ", ".join(f"{esc(k)}: `{esc(json.dumps(v))}`" for k, v in spec.items())
-                lines.append(f"- {esc(variant)} loop (part of its hash): {settings}")
-        if workload.deviations:
-            lines += [
-                "",
-                "Where the as-written loops cannot follow the seed's code, and why:",
-                "",
-                "| framework | deviation | why |",
-                "|---|---|---|",
-            ]
-            lines += [f"| {esc(d.framework)} | {esc(d.what)} | {esc(d.why)} |" for d in workload.deviations]
-        lines += ["", "Points of the standard profile:", ""]
-        header = ["point", "parameters", f"FLOPs per {esc(workload.unit)}", f"samples per {esc(workload.unit)}"]
-        header += [f"hash ({esc(v)})" for v in workload.variants]
-        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        for case in cases:
-            point = ", ".join(f"{k}={v}" for k, v in case.point.items()) or "-"
-            cells = [
-                esc(point),
-                f"{case.params:,}" if case.params is not None else "-",
-                _flops(case.flops_per_unit),
-                f"{case.samples_per_unit:,}",
-                *(f"`{case.workload_hash(v)}`" for v in workload.variants),
-            ]
-            lines.append("| " + " | ".join(cells) + " |")
-        lines.append("")
-    return "\n".join(lines) + "\n"
+        workloads.append(
+            {
+                "id": workload.id,
+                "title": workload.title,
+                "seed": workload.seed,
+                "summary": workload.summary,
+                "unit": workload.unit,
+                "variants": list(workload.variants),
+                "hash_headers": [f"hash ({v})" for v in workload.variants],
+                "frameworks": sorted(workload.implementations),
+                "profiles": [{"name": p, "points": len(workload.cases(p))} for p in PROFILES],
+                "requires": list(workload.requires),
+                "loops": [
+                    {"variant": v, "settings": [{"key": k, "value": json.dumps(x)} for k, x in loops[v].items()]}
+                    for v in workload.variants
+                    if loops.get(v)
+                ],
+                "deviations": workload.deviations,
+                "cases": [
+                    {
+                        "point": ", ".join(f"{k}={v}" for k, v in case.point.items()) or "-",
+                        "params": case.params,
+                        "flops": _flops(case.flops_per_unit),
+                        "samples": case.samples_per_unit,
+                        "hashes": [case.workload_hash(v) for v in workload.variants],
+                    }
+                    for case in cases
+                ],
+            }
+        )
+    return render("suite.md.j2", suite_version=SUITE_VERSION, workloads=workloads)
 
 
-def _type(prop: dict[str, Any]) -> str:
-    """A JSON Schema property as a short type description."""
+def _type(prop: dict[str, Any]) -> tuple[str, list[str]]:
+    """A JSON Schema property as a short plain-text type description and the definitions it refers to."""
     if "$ref" in prop:
         name = prop["$ref"].rsplit("/", 1)[-1]
-        return f"[{name}](#{name.lower()})"
+        return name, [name]
     if "anyOf" in prop:
         kinds = [_type(p) for p in prop["anyOf"] if p.get("type") != "null"]
         optional = any(p.get("type") == "null" for p in prop["anyOf"])
-        return " or ".join(kinds) + (" or null" if optional else "")
+        text = " or ".join(k for k, _ in kinds) + (" or null" if optional else "")
+        return text, [r for _, refs in kinds for r in refs]
     if "const" in prop:
-        return f"`{json.dumps(prop['const'])}`"
+        return json.dumps(prop["const"]), []
     if "enum" in prop:
-        return "one of " + ", ".join(f"`{v}`" for v in prop["enum"])
+        return "one of " + ", ".join(json.dumps(v) for v in prop["enum"]), []
     kind = prop.get("type", "any")
     if kind == "array":
         if "prefixItems" in prop:
-            return "[" + ", ".join(_type(p) for p in prop["prefixItems"]) + "]"
-        return f"list of {_type(prop.get('items', {}))}"
+            items = [_type(p) for p in prop["prefixItems"]]
+            return "[" + ", ".join(k for k, _ in items) + "]", [r for _, refs in items for r in refs]
+        inner, refs = _type(prop.get("items", {}))
+        return f"list of {inner}", refs
     if kind == "object":
-        inner: dict[str, Any] = prop.get("additionalProperties") or next(
+        value: dict[str, Any] = prop.get("additionalProperties") or next(
             iter(prop.get("patternProperties", {}).values()), {}
         )
-        return f"mapping to {_type(inner)}" if inner else "mapping"
+        if not value:
+            return "mapping", []
+        inner, refs = _type(value)
+        return f"mapping to {inner}", refs
     limits = []
     for key, text in (("minimum", ">= {}"), ("exclusiveMinimum", "> {}"), ("maxLength", "at most {} chars")):
         if key in prop:
             limits.append(text.format(prop[key]))
     if "pattern" in prop:
-        limits.append(f"matches `{prop['pattern']}`")
-    return kind + (f" ({', '.join(limits)})" if limits else "")
+        limits.append(f"matches {prop['pattern']}")
+    return kind + (f" ({', '.join(limits)})" if limits else ""), []
 
 
-def _fields(schema: dict[str, Any]) -> list[str]:
+def _fields(schema: dict[str, Any]) -> list[dict[str, Any]]:
     required = set(schema.get("required", []))
-    lines = ["| field | type | required | description |", "|---|---|---|---|"]
+    fields = []
     for name, prop in schema.get("properties", {}).items():
-        description = prop.get("description", "")
-        if "default" in prop and prop["default"] not in (None, [], {}):
-            description += f" Default: `{json.dumps(prop['default'])}`."
-        cells = [f"`{name}`", _type(prop).replace("|", "\\|"), "yes" if name in required else "no", description]
-        lines.append(
-            "| "
-            + " | ".join(c.replace("\n", " ").replace("|", "\\|") if i == 3 else c for i, c in enumerate(cells))
-            + " |"
+        kind, refs = _type(prop)
+        default = prop.get("default")
+        fields.append(
+            {
+                "name": name,
+                "type": kind,
+                "refs": list(dict.fromkeys(refs)),
+                "required": name in required,
+                "description": prop.get("description", ""),
+                "default": json.dumps(default) if "default" in prop and default not in (None, [], {}) else None,
+            }
         )
-    return lines
+    return fields
 
 
 def schema_page(site: Site | None = None) -> str:
     schema: dict[str, Any] = json_schema()
-    lines = [
-        f"# Result schema (version {SCHEMA_VERSION})",
-        "",
-        "Generated at build time from the pydantic model in `runner/schema.py`, the same model "
-        "`benchsite validate` and the site builder check every file against. Unknown keys are errors; times "
-        "must be finite and positive. `benchsite schema` prints the JSON Schema; "
-        "[download it here](schema.json). The [result format](results-format.md) page explains the file in prose.",
-        "",
-        "## ResultFile",
-        "",
-        *_fields(schema),
-        "",
+    definitions = [
+        {"name": name, "description": d.get("description", ""), "fields": _fields(d)}
+        for name, d in sorted(schema.get("$defs", {}).items())
     ]
-    for name, definition in sorted(schema.get("$defs", {}).items()):
-        lines += [f"## {name}", ""]
-        if definition.get("description"):
-            lines += [definition["description"].replace("\n", " "), ""]
-        lines += [*_fields(definition), ""]
-    return "\n".join(lines) + "\n"
+    return render("schema.md.j2", schema_version=SCHEMA_VERSION, top=_fields(schema), definitions=definitions)
 
 
 def schema_json() -> str:

@@ -1,10 +1,15 @@
-"""Intervals for the figures the site derives from two sets of samples: a speedup and a break-even point.
+"""Intervals for the figures the site derives from raw samples: speedups, time ratios and break-even points.
 
 A speedup is a ratio of medians, CPU time / accelerator time, each median taken over that measurement's raw
 samples (every sample is kept in the result files). Its 95% interval comes from a seeded percentile bootstrap:
 each side is resampled with replacement on its own (the two measurements ran apart, so their samples are
 independent), the ratio of the resampled medians is taken, and the 2.5th and 97.5th percentiles of those ratios
-bound the interval. The seed makes every build of the site print the same interval for the same files.
+bound the interval. The seeds make every build of the site print the same interval for the same files.
+
+Across machines (the median speedup of every machine with one accelerator model) the bootstrap has two levels:
+each replicate draws the machines with replacement and takes the median of their replicate ratios, so the
+interval reflects both the spread between machines and the noise within each one. With one machine it is that
+machine's interval.
 
 A break-even (the model size or batch size where the accelerator starts to win) is bootstrapped whole: each
 replicate resamples every point of the sweep, finds where the replicate's ratio first crosses 1 (log-log
@@ -24,8 +29,9 @@ from dataclasses import dataclass
 import numpy as np
 
 CONFIDENCE = 0.95
-RESAMPLES = 2000
+RESAMPLES = 1000
 SEED = 20261122  # fixed: the same files always give the same intervals
+_CHUNK_VALUES = 4_000_000  # resampled values held at once (32 MB of float64)
 
 
 @dataclass(frozen=True)
@@ -39,12 +45,103 @@ class Interval:
         return (self.lo is None or self.lo <= value) and (self.hi is None or value <= self.hi)
 
 
-def _resampled_medians(samples: Sequence[float], resamples: int, rng: np.random.Generator) -> np.ndarray:
+def _rng(seed: int, *key: int) -> np.random.Generator:
+    return np.random.default_rng([seed, *key])
+
+
+def median_replicates(
+    samples: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED, side: int = 0
+) -> np.ndarray:
+    """The medians of `resamples` bootstrap resamples of `samples`. Deterministic: the resampling positions
+    depend only on the seed, the side (numerator 0, denominator 1) and the number of samples."""
     values = np.asarray(samples, dtype=float)
+    if values.size == 0:
+        raise ValueError("a median needs at least one sample")
     if values.size == 1:  # one sample: nothing to resample, the interval reflects only the other side
         return np.full(resamples, values[0])
-    picks = rng.integers(0, values.size, size=(resamples, values.size))
-    return np.median(values[picks], axis=1)
+    picks = _picks(values.size, side, resamples, seed)
+    out = np.empty(resamples)
+    step = max(1, _CHUNK_VALUES // values.size)
+    for start in range(0, resamples, step):
+        out[start : start + step] = np.median(values[picks[start : start + step]], axis=1)
+    return out
+
+
+def ratio_replicates(
+    numerator: Sequence[float], denominator: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED
+) -> np.ndarray:
+    """Bootstrap replicates of median(numerator) / median(denominator), the two sides resampled apart."""
+    if not len(numerator) or not len(denominator):
+        raise ValueError("a ratio of medians needs at least one sample on each side")
+    return median_replicates(numerator, resamples, seed, 0) / median_replicates(denominator, resamples, seed, 1)
+
+
+def _picks(n: int, side: int, resamples: int, seed: int) -> np.ndarray:
+    return _rng(seed, side, n).integers(0, n, size=(resamples, n))
+
+
+def median_replicates_many(
+    samples: Sequence[np.ndarray], resamples: int = RESAMPLES, seed: int = SEED, side: int = 0
+) -> np.ndarray:
+    """median_replicates for many measurements at once (one row each): measurements with the same number of
+    samples share their resampling positions (as median_replicates draws them), so each gives exactly what
+    median_replicates gives it alone, and the work is a few array operations per distinct sample count."""
+    out = np.empty((len(samples), resamples))
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(samples):
+        if len(values) == 0:
+            raise ValueError("a median needs at least one sample")
+        by_size.setdefault(len(values), []).append(i)
+    for n, rows in by_size.items():
+        stacked = np.stack([np.asarray(samples[i], dtype=float) for i in rows])  # rows x n
+        if n == 1:
+            out[rows] = stacked[:, :1]
+            continue
+        picks = _picks(n, side, resamples, seed)
+        step = max(1, _CHUNK_VALUES // (resamples * n))
+        for start in range(0, len(rows), step):
+            chunk = stacked[start : start + step]
+            out[rows[start : start + step]] = np.median(chunk[:, picks], axis=2)
+    return out
+
+
+def ratio_intervals(
+    numerators: Sequence[np.ndarray],
+    denominators: Sequence[np.ndarray],
+    *,
+    confidence: float = CONFIDENCE,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% interval (lo, hi arrays) of each row's ratio of medians, vectorised; row i equals
+    ratio_of_medians(numerators[i], denominators[i])'s interval."""
+    if not len(numerators):
+        return np.empty(0), np.empty(0)
+    ratios = median_replicates_many(numerators, resamples, seed, 0) / median_replicates_many(
+        denominators, resamples, seed, 1
+    )
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(ratios, [tail, 1.0 - tail], axis=1)
+    return lo, hi
+
+
+def lognormal_replicates(
+    estimates: np.ndarray, lo: np.ndarray, hi: np.ndarray, resamples: int = RESAMPLES, seed: int = SEED
+) -> np.ndarray:
+    """Replicates (rows x resamples) of figures known by their estimate and 95% interval: log-normal with the
+    interval's width (a missing interval counts as exact). What median_over needs from each machine when its
+    raw-sample bootstrap has already been summarised as an interval."""
+    estimates = np.asarray(estimates, dtype=float)
+    width = np.log(np.asarray(hi, dtype=float) / np.asarray(lo, dtype=float)) / (2 * 1.959964)
+    sigma = np.where(np.isfinite(width), width, 0.0)
+    z = _rng(seed, 3, len(estimates)).standard_normal((len(estimates), resamples))
+    return estimates[:, None] * np.exp(z * sigma[:, None])
+
+
+def _percentiles(estimate: float, replicates: np.ndarray, confidence: float) -> Interval:
+    tail = (1.0 - confidence) / 2.0
+    lo, hi = np.quantile(replicates, [tail, 1.0 - tail])
+    return Interval(float(estimate), float(lo), float(hi))
 
 
 def ratio_of_medians(
@@ -56,13 +153,36 @@ def ratio_of_medians(
     seed: int = SEED,
 ) -> Interval:
     """median(numerator) / median(denominator) with its percentile-bootstrap interval."""
-    if not len(numerator) or not len(denominator):
-        raise ValueError("a ratio of medians needs at least one sample on each side")
-    rng = np.random.default_rng(seed)
-    ratios = _resampled_medians(numerator, resamples, rng) / _resampled_medians(denominator, resamples, rng)
+    replicates = ratio_replicates(numerator, denominator, resamples, seed)
+    return _percentiles(float(np.median(numerator) / np.median(denominator)), replicates, confidence)
+
+
+def median_over(
+    estimates: Sequence[float],
+    replicates: Sequence[np.ndarray],
+    *,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> Interval:
+    """The median of several machines' figures with a two-level bootstrap interval: each replicate draws the
+    machines with replacement and takes the median of their own replicates (one row of `replicates` each).
+    Open sides (infinite replicates, from break-evens outside the measured range) stay open."""
+    if not len(estimates) or len(estimates) != len(replicates):
+        raise ValueError("one replicate array per estimate, and at least one")
+    table = np.stack([np.asarray(r, dtype=float) for r in replicates])  # machine x replicate
+    machines, resamples = table.shape
+    if machines == 1:
+        pooled = table[0]
+    else:
+        picks = _rng(seed, 2, machines).integers(0, machines, size=(resamples, machines))
+        pooled = np.median(table[picks, np.arange(resamples)[:, None]], axis=1)
     tail = (1.0 - confidence) / 2.0
-    lo, hi = np.quantile(ratios, [tail, 1.0 - tail])
-    return Interval(float(np.median(numerator) / np.median(denominator)), float(lo), float(hi))
+    lo, hi = np.quantile(pooled, [tail, 1.0 - tail], method="inverted_cdf")
+    return Interval(
+        float(np.median(estimates)),
+        float(lo) if np.isfinite(lo) else None,
+        float(hi) if np.isfinite(hi) else None,
+    )
 
 
 def verdict(speedup: Interval) -> str:
@@ -84,6 +204,17 @@ def crossing(xs: Sequence[float], ratios: Sequence[float]) -> float | None:
     return None
 
 
+def crossing_replicates(xs: Sequence[float], ratio_columns: Sequence[np.ndarray]) -> np.ndarray:
+    """Per bootstrap replicate (one ratio replicate array per sweep point), where it crosses 1: -inf where the
+    accelerator already wins at the smallest point and never falls back, +inf where it never crosses."""
+    ratios = np.stack([np.asarray(c, dtype=float) for c in ratio_columns], axis=1)  # replicate x sweep point
+    out = np.empty(ratios.shape[0])
+    for i, row in enumerate(ratios):
+        at = crossing(xs, row.tolist())
+        out[i] = at if at is not None else (-np.inf if row[0] >= 1 else np.inf)
+    return out
+
+
 def break_even(
     xs: Sequence[float],
     cpu_samples: Sequence[Sequence[float]],
@@ -96,27 +227,29 @@ def break_even(
     """The break-even of a sweep (xs ascending) with its bootstrap interval; None when the point estimate does
     not cross inside the measured range. A side where more than the tail's share of replicates find no crossing
     is open (None)."""
+    found = break_even_replicates(xs, cpu_samples, accelerator_samples, resamples=resamples, seed=seed)
+    if found is None:
+        return None
+    estimate, replicates = found
+    return median_over([estimate], [replicates], confidence=confidence, seed=seed)
+
+
+def break_even_replicates(
+    xs: Sequence[float],
+    cpu_samples: Sequence[Sequence[float]],
+    accelerator_samples: Sequence[Sequence[float]],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> tuple[float, np.ndarray] | None:
+    """The point estimate of a sweep's break-even and its replicates (see crossing_replicates), or None when
+    the point estimate does not cross inside the measured range."""
     if not (len(xs) == len(cpu_samples) == len(accelerator_samples)) or len(xs) < 2:
         raise ValueError("a break-even needs two or more sweep points, each with samples on both sides")
     pairs = list(zip(cpu_samples, accelerator_samples, strict=True))
     estimate = crossing(xs, [float(np.median(c) / np.median(a)) for c, a in pairs])
     if estimate is None:
         return None
-    rng = np.random.default_rng(seed)
-    columns = [_resampled_medians(c, resamples, rng) / _resampled_medians(a, resamples, rng) for c, a in pairs]
-    ratios = np.stack(columns, axis=1)  # replicate x sweep point
-    found = [crossing(xs, row.tolist()) for row in ratios]
-    # A replicate with no crossing has the accelerator winning everywhere (crossing below the range) or nowhere
-    # (beyond it); which one decides the side that stays open.
-    below = sum(1 for row, at in zip(ratios, found, strict=True) if at is None and row[0] >= 1)
-    above = sum(1 for at in found if at is None) - below
-    tail = (1.0 - confidence) / 2.0
-    crossed = np.array([at for at in found if at is not None])
-    lo = hi = None
-    if crossed.size:
-        # Percentiles over every replicate, with the ones that did not cross placed at the end they fell off.
-        ordered = np.concatenate([np.full(below, -np.inf), np.sort(crossed), np.full(above, np.inf)])
-        q_lo, q_hi = np.quantile(ordered, [tail, 1.0 - tail], method="inverted_cdf")
-        lo = float(q_lo) if np.isfinite(q_lo) else None
-        hi = float(q_hi) if np.isfinite(q_hi) else None
-    return Interval(estimate, lo, hi)
+    # Each sweep point gets its own stream (its index in the key): the points' samples are independent.
+    columns = [ratio_replicates(c, a, resamples, seed + 7919 * (i + 1)) for i, (c, a) in enumerate(pairs)]
+    return estimate, crossing_replicates(xs, columns)

@@ -1,0 +1,347 @@
+"""The two interactive pages: the advisor (CPU or GPU for my model?) and compare (two machines side by side).
+
+Both are Vega-Lite charts whose controls are Vega-Lite parameters bound to form inputs (Altair), with every
+number they can show computed here and embedded: no other JavaScript, no server, so they work offline and
+over file://.
+
+Advisor: for each accelerator model, the median speedup over its machines' CPUs (speedup_summary, with its
+95% interval) along a measured sweep: the depth sweep by parameter count, each transformer model and mode
+by batch size. Between two measured points the speedup and both interval ends are interpolated in log-log;
+outside the measured range there is no estimate, and the page says so instead of extrapolating.
+
+Compare: machine A's time over machine B's for every measurement both ran (same workload_hash, profile,
+framework and device kind; every suite version, each labelled), with a 95% interval from each side's own
+interval (log-normal, the two sides independent).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import altair as alt
+import numpy as np
+import pandas as pd
+
+from site_builder import aggregate
+from site_builder.charts import _label, ordered
+from site_builder.uncertainty import Interval, verdict
+
+PARAM_STEPS = 10  # slider positions per decade of parameters
+PARAM_RANGE = (3.0, 9.0)  # 1,000 .. 1,000,000,000 parameters
+BATCH_RANGE = (0, 10)  # batch 1 .. 1024, powers of two
+COMPARE_MACHINES = 200  # the newest machines offered by the compare page (its data grows with each)
+Z95 = 1.959964
+
+
+def _families(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
+    """(family label, axis, rows) for each sweep the advisor can read: the depth sweep along parameters and
+    each transformer model and mode along batch size."""
+    out = []
+    depth = summary[summary["workload"] == "depth-sweep"]
+    if not depth.empty:
+        out.append(("MLP, by parameter count (seed 001's depth sweep)", "params", depth.assign(x=depth["params"])))
+    batch = summary[summary["batch_size"].notna()]
+    for point, group in batch.groupby(batch["point"].str.replace(r", batch_size=\d+", "", regex=True), sort=True):
+        label = point.replace("model=", "").replace(", mode=", " ") + ", by batch size"
+        out.append((label, "batch", group.assign(x=group["batch_size"].astype(float))))
+    return out
+
+
+def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
+    return float(np.exp(np.interp(math.log(x), np.log(xs), np.log(ys))))
+
+
+def advisor_grid(site_speedups: pd.DataFrame) -> pd.DataFrame:
+    """One row per accelerator model, family, framework, loop and slider position: the estimate there (or
+    why there is none), with the nearest measured point and how many machines stand behind it."""
+    columns = ["family", "axis", "g", "x", "gpu_model", "framework", "variant", "inside"]
+    columns += ["speedup", "speedup_lo", "speedup_hi", "answer", "nearest", "machines"]
+    if site_speedups.empty:
+        return pd.DataFrame(columns=columns)
+    summary = aggregate.speedup_summary(site_speedups)
+    rows: list[dict[str, Any]] = []
+    for family, axis, part in _families(summary):
+        positions = (
+            [
+                (g, 10 ** (g / PARAM_STEPS))
+                for g in range(int(PARAM_RANGE[0] * PARAM_STEPS), int(PARAM_RANGE[1] * PARAM_STEPS) + 1)
+            ]
+            if axis == "params"
+            else [(g, float(2**g)) for g in range(BATCH_RANGE[0], BATCH_RANGE[1] + 1)]
+        )
+        for (gpu, framework, variant), sweep in part.groupby(["gpu_model", "framework", "variant"], sort=True):
+            sweep = sweep.sort_values("x").drop_duplicates("x")
+            xs = sweep["x"].to_numpy(float)
+            unit = "parameters" if axis == "params" else "batch"
+            for g, x in positions:
+                base = {
+                    "family": family,
+                    "axis": axis,
+                    "g": g,
+                    "x": x,
+                    "gpu_model": gpu,
+                    "framework": framework,
+                    "variant": variant,
+                }
+                nearest = sweep.iloc[int(np.argmin(np.abs(np.log(xs) - math.log(x))))]
+                inside = len(xs) >= 1 and xs[0] * (1 - 1e-9) <= x <= xs[-1] * (1 + 1e-9)
+                if not inside:
+                    rows.append(
+                        {
+                            **base,
+                            "inside": False,
+                            "speedup": None,
+                            "speedup_lo": None,
+                            "speedup_hi": None,
+                            "answer": f"no estimate: measured from {xs[0]:,.0f} to {xs[-1]:,.0f} {unit} only",
+                            "nearest": nearest["point"],
+                            "machines": int(nearest["machines"]),
+                        }
+                    )
+                    continue
+                estimate = _interpolate(xs, sweep["speedup"].to_numpy(float), x)
+                lo = _interpolate(xs, sweep["speedup_lo"].fillna(sweep["speedup"]).to_numpy(float), x)
+                hi = _interpolate(xs, sweep["speedup_hi"].fillna(sweep["speedup"]).to_numpy(float), x)
+                said = verdict(Interval(estimate, lo, hi))
+                rows.append(
+                    {
+                        **base,
+                        "inside": True,
+                        "speedup": estimate,
+                        "speedup_lo": lo,
+                        "speedup_hi": hi,
+                        "answer": f"{estimate:.2f}x ({lo:.2f} .. {hi:.2f}): {said}",
+                        "nearest": nearest["point"],
+                        "machines": int(nearest["machines"]),
+                    }
+                )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def advisor_chart(grid: pd.DataFrame) -> alt.VConcatChart:
+    """Pick a family, a size (parameters or batch), a framework and a loop: each accelerator's expected
+    speedup with its interval, and a line of text per accelerator with the answer, nearest measured point
+    and machines."""
+    families = sorted(grid["family"].unique())
+    frameworks = sorted(grid["framework"].unique())
+    family = alt.param(name="family", value=families[0], bind=alt.binding_select(options=families, name="Model "))
+    framework = alt.param(
+        name="framework",
+        value="torch" if "torch" in frameworks else frameworks[0],
+        bind=alt.binding_select(options=frameworks, name="Framework "),
+    )
+    loop = alt.param(
+        name="loop", value="as-written", bind=alt.binding_select(options=["as-written", "tuned"], name="Loop ")
+    )
+    params = alt.param(
+        name="log_params",
+        value=5.0,
+        bind=alt.binding_range(
+            min=PARAM_RANGE[0], max=PARAM_RANGE[1], step=1 / PARAM_STEPS, name="Parameters (log10) "
+        ),
+    )
+    batch = alt.param(
+        name="log_batch",
+        value=5,
+        bind=alt.binding_range(min=BATCH_RANGE[0], max=BATCH_RANGE[1], step=1, name="Batch size (log2) "),
+    )
+    chosen = (
+        "datum.family == family && datum.framework == framework && datum.variant == loop && "
+        f"((datum.axis == 'params' && datum.g == round(log_params * {PARAM_STEPS})) || "
+        "(datum.axis == 'batch' && datum.g == log_batch))"
+    )
+    data = grid[
+        [
+            "family",
+            "axis",
+            "g",
+            "x",
+            "gpu_model",
+            "framework",
+            "variant",
+            "inside",
+            "speedup",
+            "speedup_lo",
+            "speedup_hi",
+            "answer",
+            "nearest",
+            "machines",
+        ]
+    ]
+    base = alt.Chart(data).transform_filter(chosen)
+    tooltip = [
+        alt.Tooltip("gpu_model:N", title="accelerator"),
+        alt.Tooltip("x:Q", format=",.0f", title="size"),
+        alt.Tooltip("speedup:Q", format=".2f", title="expected speedup"),
+        alt.Tooltip("speedup_lo:Q", format=".2f", title="95% interval from"),
+        alt.Tooltip("speedup_hi:Q", format=".2f", title="95% interval to"),
+        alt.Tooltip("nearest:N", title="nearest measured"),
+        "machines:Q",
+    ]
+    inside = base.transform_filter("datum.inside")
+    y = alt.Y("gpu_model:N", title=None)
+    x = alt.X("speedup:Q", scale=alt.Scale(type="log"), title="expected speedup over the CPU (x)")
+    bars = inside.mark_rule(strokeWidth=3).encode(
+        x=alt.X("speedup_lo:Q", scale=alt.Scale(type="log")), x2="speedup_hi:Q", y=y, tooltip=tooltip
+    )
+    points = inside.mark_point(filled=True, size=90).encode(
+        x=x, y=y, color=alt.Color("gpu_model:N", legend=None), tooltip=tooltip
+    )
+    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
+    chart = alt.layer(bars, points, one).properties(width="container", height=alt.Step(36))
+    text = (
+        base.transform_calculate(
+            line="datum.gpu_model + ': ' + datum.answer + ' (nearest measured: ' + datum.nearest + ', '"
+            " + datum.machines + ' machine(s))'"
+        )
+        .mark_text(align="left", baseline="middle", limit=1200)
+        .encode(x=alt.value(0), y=alt.Y("gpu_model:N", axis=None), text="line:N")
+        .properties(width="container", height=alt.Step(22))
+    )
+    return (
+        alt.vconcat(chart, text)
+        .add_params(family, framework, loop, params, batch)
+        .properties(title="Expected speedup of each accelerator over its machine's CPU")
+    )
+
+
+def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(rows, machines): every compared ok measurement of the newest machines, slim, with the log-width of
+    its own 95% interval; and one fingerprint line per machine."""
+    newest = sorted(site.machines, key=lambda m: site.machines[m].started_at, reverse=True)[:COMPARE_MACHINES]
+    everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
+    ok = aggregate.ok_rows(everything)
+    ok = ok[ok["machine_id"].isin(set(newest))]
+    ok = ordered(ok).assign(label=lambda t: _label(t))
+    width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
+    rows = pd.DataFrame(
+        {
+            "machine_id": ok["machine_id"].astype(str),
+            # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile
+            # (time budget) and the framework and device kind are in the key too.
+            "key": ok["label"]
+            + " · "
+            + ok["variant"]
+            + " · "
+            + ok["framework"]
+            + " · "
+            + ok["device"]
+            + " · suite "
+            + ok["suite"].astype(int).astype(str)
+            + " "
+            + ok["profile"].astype(str)
+            + " · "
+            + ok["workload_hash"].astype(str).str[:6],
+            "median_s": ok["median_s"].astype(float),
+            "lsig": width.fillna(0.0).clip(lower=0.0),
+        }
+    )
+    machines = pd.DataFrame(
+        [
+            {
+                "machine_id": mid,
+                "label": f"{mid[:8]} · {s.machine.cpu.model}"
+                + (f" + {s.machine.accelerators[0].model}" if s.machine.accelerators else ""),
+                "fingerprint": "; ".join(
+                    x
+                    for x in (
+                        s.machine.cpu.model,
+                        f"{s.machine.cpu.logical_cpus} threads",
+                        f"{s.machine.memory_gib:,.0f} GiB",
+                        ", ".join(f"{a.model} x{a.count}" for a in s.machine.accelerators) or "no accelerator",
+                        s.machine.os.system,
+                        s.machine.system_type,
+                    )
+                    if x
+                ),
+            }
+            for mid, s in ((m, site.machines[m]) for m in newest)
+        ]
+    )
+    return rows, machines
+
+
+def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChart:
+    """Two pickers (machine A, machine B): their fingerprints, then per measurement both ran, A's time over
+    B's with its 95% interval, as a chart and as a table."""
+    ids = machines["machine_id"].tolist()
+    labels = machines["label"].tolist()
+    a = alt.param(name="a", value=ids[0], bind=alt.binding_select(options=ids, labels=labels, name="Machine A "))
+    b = alt.param(
+        name="b",
+        value=ids[min(1, len(ids) - 1)],
+        bind=alt.binding_select(options=ids, labels=labels, name="Machine B "),
+    )
+    paired = (
+        alt.Chart(rows)
+        .transform_filter("datum.machine_id == a || datum.machine_id == b")
+        .transform_calculate(
+            ma="datum.machine_id == a ? datum.median_s : 0",
+            mb="datum.machine_id == b ? datum.median_s : 0",
+            la="datum.machine_id == a ? datum.lsig : 0",
+            lb="datum.machine_id == b ? datum.lsig : 0",
+        )
+        .transform_aggregate(ma="max(ma)", mb="max(mb)", la="max(la)", lb="max(lb)", groupby=["key"])
+        .transform_filter("datum.ma > 0 && datum.mb > 0")
+        .transform_calculate(
+            ratio="datum.ma / datum.mb",
+            spread=f"{Z95} * sqrt(datum.la * datum.la + datum.lb * datum.lb)",
+        )
+        .transform_calculate(
+            ratio_lo="datum.ratio * exp(-datum.spread)",
+            ratio_hi="datum.ratio * exp(datum.spread)",
+            verdict="datum.ratio * exp(-datum.spread) > 1 ? 'B faster' : "
+            "(datum.ratio * exp(datum.spread) < 1 ? 'A faster' : 'no clear winner')",
+        )
+    )
+    tooltip = [
+        alt.Tooltip("key:N", title="measurement"),
+        alt.Tooltip("ma:Q", format=".4g", title="A seconds"),
+        alt.Tooltip("mb:Q", format=".4g", title="B seconds"),
+        alt.Tooltip("ratio:Q", format=".3f", title="A / B"),
+        alt.Tooltip("ratio_lo:Q", format=".3f", title="95% interval from"),
+        alt.Tooltip("ratio_hi:Q", format=".3f", title="95% interval to"),
+        "verdict:N",
+    ]
+    y = alt.Y("key:N", title=None, sort=None)
+    x_scale = alt.Scale(type="log")
+    bars = paired.mark_rule(strokeWidth=2).encode(
+        x=alt.X("ratio_lo:Q", scale=x_scale, title="A's time / B's time (below 1x: A faster)"),
+        x2="ratio_hi:Q",
+        y=y,
+        tooltip=tooltip,
+    )
+    points = paired.mark_point(filled=True, size=60).encode(
+        x=alt.X("ratio:Q", scale=x_scale),
+        y=y,
+        color=alt.Color(
+            "verdict:N",
+            scale=alt.Scale(
+                domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"]
+            ),
+        ),
+        tooltip=tooltip,
+    )
+    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
+    chart = alt.layer(bars, points, one).properties(width="container", height=alt.Step(18))
+    fingerprint = (
+        alt.Chart(machines)
+        .transform_filter("datum.machine_id == a || datum.machine_id == b")
+        .transform_calculate(
+            side="datum.machine_id == a ? 'A' : 'B'", line="datum.machine_id + ': ' + datum.fingerprint"
+        )
+        .mark_text(align="left", limit=1200)
+        .encode(x=alt.value(0), y=alt.Y("side:N", title=None), text="line:N")
+        .properties(width="container", height=alt.Step(20))
+    )
+    table = (
+        paired.transform_calculate(
+            line="format(datum.ma, '.4g') + ' s / ' + format(datum.mb, '.4g') + ' s = ' + format(datum.ratio, '.3f')"
+            " + 'x (' + format(datum.ratio_lo, '.3f') + ' .. ' + format(datum.ratio_hi, '.3f') + '): ' + datum.verdict"
+        )
+        .mark_text(align="left", limit=1200)
+        .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=None), text="line:N")
+        .properties(width="container", height=alt.Step(18), title="A's time / B's time, per measurement both ran")
+    )
+    return alt.vconcat(fingerprint, chart, table).add_params(a, b)

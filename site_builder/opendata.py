@@ -1,0 +1,114 @@
+"""Open data: the tables the site is built from, published with every build as CSV and Parquet.
+
+data/measurements.csv and data/measurements.parquet hold the same rows and columns (every accepted
+measurement, all profiles and suite versions, a machine's newest run of each); data/speedups.csv the compared
+speedups with their intervals. Text that a spreadsheet would run as a formula is made inert in both files.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import TYPE_CHECKING
+
+import pandas as pd
+
+from site_builder import aggregate
+
+if TYPE_CHECKING:
+    from site_builder.pages import Site
+
+MEASUREMENT_COLUMNS = {
+    "machine_id": "Hash of the machine's hardware (its page is machines/<id>.html).",
+    "cpu_model": "CPU model as the machine reports it.",
+    "gpu_model": "First accelerator's model, empty without one.",
+    "gpu_vendor": "NVIDIA, AMD, Apple, Intel or other; empty without an accelerator.",
+    "system_type": "laptop, desktop, server, cloud VM, ... (with the evidence on the machine page).",
+    "run_id": "The run (one result file) the measurement comes from.",
+    "started_at": "When that run started (UTC).",
+    "profile": "tiny, quick or standard: sizes and time budget of the run.",
+    "suite": "Suite version: loops and workload hashes change with it.",
+    "workload": "Workload id (see the suite page).",
+    "workload_hash": "Hash of suite version, workload, loop and configuration; only equal hashes are compared.",
+    "point": "The workload point, e.g. depth=8 or model=bert-base, mode=train, batch_size=32.",
+    "depth": "Depth-sweep depth, else empty.",
+    "model": "Transformer model, else empty.",
+    "mode": "train or infer for transformers, else empty.",
+    "batch_size": "Transformer batch size, else empty.",
+    "variant": "as-written (the seed's own loop) or tuned.",
+    "framework": "torch, tensorflow or jax.",
+    "device": "cpu, cuda, rocm or mps.",
+    "device_name": "The device's model name.",
+    "precision": "Numeric precision of the loop (fp32, bf16, ...).",
+    "status": "ok, failed or skipped.",
+    "median_s": "Median seconds per unit (epoch or step).",
+    "ci_lo_s": "Low end of the 95% confidence interval of the median (order statistics).",
+    "ci_hi_s": "High end of that interval.",
+    "samples_per_s": "Training samples per second at the median.",
+    "params": "Trainable parameters of the model.",
+    "achieved_tflops": "FLOP/s at the median, in TFLOP/s (analytic FLOPs of matrix products and convolutions).",
+    "stable": "Whether the measurement converged within its time budget.",
+    "unit": "What one sample times: epoch or step.",
+    "samples_s": "Every raw sample, in seconds, separated by spaces.",
+}
+
+SPEEDUP_COLUMNS = {
+    "machine_id": "The machine.",
+    "cpu_model": "Its CPU.",
+    "gpu_model": "Its accelerator.",
+    "gpu_vendor": "The accelerator's vendor.",
+    "profile": "Profile of both measurements.",
+    "suite": "Suite version.",
+    "workload": "Workload id.",
+    "workload_hash": "The hash both measurements share.",
+    "point": "Workload point.",
+    "variant": "as-written or tuned.",
+    "framework": "Framework of both measurements.",
+    "device": "The accelerator's device kind.",
+    "median_s": "Accelerator's median seconds per unit.",
+    "median_s_cpu": "The same machine's CPU median seconds per unit.",
+    "speedup": "median_s_cpu / median_s: above 1 the accelerator is faster.",
+    "speedup_lo": "Low end of the speedup's 95% interval (seeded bootstrap of both sides' raw samples).",
+    "speedup_hi": "High end of that interval.",
+    "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner.",
+}
+
+
+def inert_cell(value: object) -> object:
+    """Spreadsheets run cells that start with = + - @ as formulas: prefix such text with a quote."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def measurements_table(site: Site) -> pd.DataFrame:
+    everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
+    if everything.empty:
+        return pd.DataFrame(columns=list(MEASUREMENT_COLUMNS))
+    table = aggregate.plain(everything)
+    table = table.assign(
+        samples_s=[" ".join(repr(float(x)) for x in s) for s in table["samples"]],
+        started_at=table["started_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        batch_size=pd.to_numeric(table["batch_size"], errors="coerce"),
+        stable=table["stable"].astype("boolean"),
+    )
+    table = table.sort_values(["machine_id", "started_at", "workload", "point", "variant", "framework", "device"])
+    return table[list(MEASUREMENT_COLUMNS)].map(inert_cell).reset_index(drop=True)
+
+
+def speedups_table(site: Site) -> pd.DataFrame:
+    if site.speedups.empty:
+        return pd.DataFrame(columns=list(SPEEDUP_COLUMNS))
+    table = site.speedups.sort_values(["workload", "point", "variant", "framework", "machine_id"])
+    return table[list(SPEEDUP_COLUMNS)].map(inert_cell).reset_index(drop=True)
+
+
+def data_files(site: Site) -> dict[str, str | bytes]:
+    """path -> content of every open-data file."""
+    measurements = measurements_table(site)
+    parquet = io.BytesIO()
+    measurements.to_parquet(parquet, index=False, engine="pyarrow")
+    return {
+        "data/measurements.csv": measurements.to_csv(index=False),
+        "data/measurements.parquet": parquet.getvalue(),
+        "data/speedups.csv": speedups_table(site).to_csv(index=False),
+    }

@@ -1,0 +1,143 @@
+"""Jinja2 rendering: every generated page is a template under site_builder/templates fed by plain view data.
+
+Escaping is the default, not a discipline. Autoescape is on, and every `{{ value }}` passes through
+`_inert` first, which turns HTML's special characters and every character with a meaning in Markdown into
+character references (site_builder.escape), so a string from a result file is plain text wherever a template
+puts it: a Markdown paragraph, a table cell, an attribute. Only Markup built by the templates themselves (a
+macro's output) or by the filters here passes unchanged.
+
+Tables and chart placeholders are wrapped in `{% filter stash %}`: Python-Markdown runs an HTML parser over
+every raw HTML block, which dominated long builds, so such a block is set aside (RAW) and put back after
+Markdown by the MkDocs hook. Links inside them name the .html pages the offline build writes.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from runner.summary import format_seconds
+from site_builder.escape import text as inert_text
+
+FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
+
+
+class RawBlocks:
+    """HTML that goes into a page untouched (see the module docstring); its place is marked by an HTML
+    comment. Text from result files is escaped before it gets here (a '<' becomes a character reference),
+    so no file can forge a marker."""
+
+    MARKER = re.compile(r"<!--benchsite-raw-(\d+)-->")
+
+    def __init__(self) -> None:
+        self.blocks: dict[str, str] = {}
+
+    def stash(self, block: str) -> Markup:
+        key = str(len(self.blocks))
+        self.blocks[key] = str(block)
+        return Markup(f"<!--benchsite-raw-{key}-->\n")  # a block of its own: Markdown text may follow
+
+    def restore(self, page_html: str) -> str:
+        return self.MARKER.sub(lambda m: self.blocks.pop(m.group(1), m.group(0)), page_html)
+
+    def clear(self) -> None:
+        self.blocks.clear()
+
+
+RAW = RawBlocks()
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def _inert(value: Any) -> Any:
+    """Every template expression's value: Markup passes, a missing value prints '-', the rest is inert text."""
+    if isinstance(value, Markup):
+        return value
+    if _missing(value):
+        return Markup("-")
+    return Markup(inert_text(value))
+
+
+def seconds(value: float | None) -> str:
+    return "-" if _missing(value) else format_seconds(float(value))  # type: ignore[arg-type]
+
+
+def times(value: float | None) -> str:
+    return "-" if _missing(value) else f"{float(value):.2f}x"  # type: ignore[arg-type]
+
+
+def count(value: float | None) -> str:
+    return "-" if _missing(value) else f"{float(value):,.0f}"  # type: ignore[arg-type]
+
+
+def percent(value: float | None) -> str:
+    return "-" if _missing(value) else f"{float(value):.0%}"  # type: ignore[arg-type]
+
+
+def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
+    """'lo .. hi' in the given format; a missing side is open ('below' / 'above' the measured range)."""
+    show = FORMATS[fmt]
+    if _missing(lo) and _missing(hi):
+        return "-"
+    if _missing(lo):
+        return f"below the range .. {show(hi)}"
+    if _missing(hi):
+        return f"{show(lo)} .. beyond the range"
+    return f"{show(lo)} .. {show(hi)}"
+
+
+FORMATS = {"times": times, "seconds": seconds, "count": count}
+
+
+def framework(name: str) -> str:
+    return FRAMEWORK_NAMES.get(name, name)
+
+
+def page_url(path: str) -> str:
+    """A page's .md path as the .html address the offline build writes (for links in raw HTML)."""
+    return path[:-3] + ".html" if path.endswith(".md") else path
+
+
+def attr_json(value: Any) -> Markup:
+    """A JSON value for an HTML attribute (a chart's spec): quoted and escaped for the attribute."""
+    return Markup(html.escape(json.dumps(value, separators=(",", ":")), quote=True))
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("site_builder", "templates"),
+        autoescape=True,
+        finalize=_inert,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters.update(
+        seconds=seconds,
+        times=times,
+        count=count,
+        percent=percent,
+        interval=interval,
+        framework=framework,
+        page_url=page_url,
+        attr_json=attr_json,
+        stash=RAW.stash,
+    )
+    return env
+
+
+ENV = _environment()
+
+
+def render(template: str, **view: Any) -> str:
+    """A page's Markdown from its template and view data."""
+    return ENV.get_template(template).render(**view)

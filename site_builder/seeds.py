@@ -1,0 +1,179 @@
+"""The seeds, re-run: each published experiment's claim beside every machine's reproduction of it.
+
+The published figures are curated data (docs/seeds.yaml, transcribed once from the seed texts with the quote
+they come from); the reproductions come from the compared results only: the same workload, the as-written
+loop, the same framework. A verdict needs an interval clear of the claim: a speedup claim is reproduced where
+the machine's 95% interval falls on the claimed side of 1x (or, for "no faster on the GPU", where it does
+not clear 1x upwards); a break-even claim where the machine's break-even interval contains the published
+point. Hardware the seeds used that no contributed machine has is listed as an open invitation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+import yaml
+
+from site_builder.uncertainty import Interval
+
+if TYPE_CHECKING:
+    from site_builder.pages import Site
+
+SEEDS_FILE = Path(__file__).resolve().parents[1] / "docs" / "seeds.yaml"
+REPRODUCED, DIFFERS, MIXED, NOT_YET = "reproduced", "differs", "mixed", "not measured yet"
+EXPECTED_VERDICTS = {
+    "accelerator": {"accelerator faster"},
+    "cpu": {"CPU faster"},
+    "tie": {"CPU faster", "no clear winner"},
+}
+
+
+@dataclass(frozen=True)
+class Seed:
+    seed: str
+    source: str
+    title: str
+    setting: str
+    claims: list[dict[str, Any]]
+    invitations: list[dict[str, Any]]
+
+
+def load_seeds(path: Path = SEEDS_FILE) -> list[Seed]:
+    with path.open(encoding="utf-8") as handle:
+        entries = yaml.safe_load(handle)
+    seeds = []
+    for entry in entries:
+        claims = [{"point": {}, "expect": None, **c} for c in entry.pop("claims")]
+        invitations = [{"command": None, "note": None, **i} for i in entry.pop("invitations")]
+        seeds.append(Seed(**entry, claims=claims, invitations=invitations))
+    return seeds
+
+
+def _matches(row: pd.Series, point: dict[str, Any]) -> bool:
+    return all(str(row.get(key)) == str(value) for key, value in point.items())
+
+
+def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per machine: the as-written speedups for the claim's workload (and point), each with its interval and
+    verdict, and the machine's verdict on the claim."""
+    table = site.speedups
+    if table.empty:
+        return []
+    rows = table[
+        (table["workload"] == claim["workload"])
+        & (table["variant"] == "as-written")
+        & (table["framework"] == claim["framework"])
+    ]
+    point = claim.get("point") or {}
+    if point:
+        rows = rows[rows.apply(lambda r: _matches(r, point), axis=1)] if not rows.empty else rows
+    expected = EXPECTED_VERDICTS[claim["expect"]]
+    out = []
+    for machine_id, group in rows.groupby("machine_id", sort=True):
+        group = group.sort_values(["params", "batch_size"], na_position="first")
+        agree = [v in expected for v in group["verdict"]]
+        verdict = REPRODUCED if all(agree) else DIFFERS if not any(agree) else MIXED
+        out.append(
+            {
+                "machine_id": machine_id,
+                "gpu_model": group["gpu_model"].iloc[0],
+                "cpu_model": group["cpu_model"].iloc[0],
+                "points": [
+                    {
+                        "point": r.point,
+                        "speedup": r.speedup,
+                        "lo": None if pd.isna(r.speedup_lo) else r.speedup_lo,
+                        "hi": None if pd.isna(r.speedup_hi) else r.speedup_hi,
+                        "verdict": r.verdict,
+                    }
+                    for r in group.itertuples()
+                ],
+                "verdict": verdict,
+            }
+        )
+    return out
+
+
+def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per machine: the as-written depth-sweep break-even with its interval, and whether it contains the
+    published point."""
+    crossings = site.crossings
+    rows = crossings[(crossings["variant"] == "as-written") & (crossings["framework"] == claim["framework"])]
+    out = []
+    for r in rows.sort_values("machine_id").itertuples():
+        if r.verdict == "crossover":
+            interval = Interval(
+                r.break_even_params,
+                None if pd.isna(r.break_even_params_lo) else r.break_even_params_lo,
+                None if pd.isna(r.break_even_params_hi) else r.break_even_params_hi,
+            )
+            verdict = REPRODUCED if interval.spans(float(claim["published"])) else DIFFERS
+        else:
+            interval, verdict = None, DIFFERS  # always faster on one side: no break-even inside the sweep
+        out.append(
+            {
+                "machine_id": r.machine_id,
+                "gpu_model": r.gpu_model,
+                "sweep": r.verdict,
+                "break_even": interval.estimate if interval else None,
+                "lo": interval.lo if interval else None,
+                "hi": interval.hi if interval else None,
+                "low": r.low,
+                "high": r.high,
+                "verdict": verdict,
+            }
+        )
+    return out
+
+
+def invitation_status(site: Site, invitation: dict[str, Any]) -> dict[str, Any]:
+    """Whether any contributed machine (any profile or suite) has the invited hardware or framework."""
+    measured = False
+    for summary in site.machines.values():
+        machine = summary.machine
+        if "gpu" in invitation and any(invitation["gpu"].lower() in a.model.lower() for a in machine.accelerators):
+            measured = True
+        if "cpu" in invitation and invitation["cpu"].lower() in machine.cpu.model.lower():
+            measured = True
+    if "framework" in invitation:
+        measured = (
+            invitation["framework"] in set(site.frame["framework"].astype(str)) if not site.frame.empty else False
+        )
+    return {**invitation, "measured": measured}
+
+
+def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
+    claims = []
+    for claim in seed.claims:
+        if claim["kind"] == "break-even":
+            machines = break_even_reproductions(site, claim)
+        else:
+            machines = speedup_reproductions(site, claim)
+        verdicts = [m["verdict"] for m in machines]
+        claims.append(
+            {
+                **claim,
+                "machines": machines,
+                "summary": {v: verdicts.count(v) for v in (REPRODUCED, DIFFERS, MIXED)} if machines else None,
+            }
+        )
+    return {
+        "seed": seed,
+        "claims": claims,
+        "invitations": [invitation_status(site, i) for i in seed.invitations],
+    }
+
+
+def overall(claims: list[dict[str, Any]]) -> str:
+    """A seed's status over its claims and machines."""
+    verdicts = [m["verdict"] for c in claims for m in c["machines"]]
+    if not verdicts:
+        return NOT_YET
+    if all(v == REPRODUCED for v in verdicts):
+        return REPRODUCED
+    if all(v == DIFFERS for v in verdicts):
+        return DIFFERS
+    return MIXED
