@@ -28,7 +28,7 @@ from site_builder.charts import _label, ordered
 from site_builder.uncertainty import Interval, verdict
 
 PARAM_STEPS = 10  # slider positions per decade of parameters
-PARAM_RANGE = (3.0, 9.0)  # 1,000 .. 1,000,000,000 parameters
+PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
 BATCH_RANGE = (0, 10)  # batch 1 .. 1024, powers of two
 COMPARE_MACHINES = 200  # the newest machines offered by the compare page (its data grows with each)
 Z95 = 1.959964

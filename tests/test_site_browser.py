@@ -255,3 +255,133 @@ def test_home_page_screenshot(site, browser):
     page.screenshot(path=str(path), full_page=True)
     page.close()
     assert path.stat().st_size > 50_000
+
+
+INTERVAL_MARKS = "svg g.mark-rule line, svg g.mark-rule path, svg g.mark-area path"
+
+
+def test_every_chart_draws_its_interval_marks(site, browser):
+    """Every chart on every page carries its uncertainty: error bars (rules) or bands (areas); the machine
+    heatmap, which colours cells, marks the ones whose interval spans 1x with '?'."""
+    page = browser.new_page(viewport={"width": 1300, "height": 900})
+    checked = 0
+    for path in sorted(site.rglob("*.html")):
+        page.goto(path.as_uri())
+        if not wait_for_charts(page):
+            continue
+        for chart in page.locator("div.benchsite-chart").all():
+            chart_id = chart.get_attribute("id")
+            if chart_id == "chart-speedups-by-machine":
+                assert chart.locator("svg g.mark-text text").count() > 0, path
+            else:
+                assert chart.locator(INTERVAL_MARKS).count() > 0, (path, chart_id)
+            checked += 1
+    page.close()
+    assert checked >= 10
+
+
+def _texts(page, selector: str = "#chart-advisor svg g.mark-text.role-mark text") -> list[str]:
+    return page.locator(selector).evaluate_all("ts => ts.map(t => t.textContent)")
+
+
+def _set_range(page, label: str, value: float) -> None:
+    """Move a bound slider as a person would (its input event is what Vega listens to)."""
+    slider = page.locator(".vega-bind", has_text=label).locator("input[type=range]")
+    slider.evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+
+
+def test_the_advisors_controls_change_its_answer(site, server, browser):
+    with watched_page(browser, server, "file", viewport={"width": 1300, "height": 900}) as page:
+        page.goto((site / "advisor.html").as_uri())
+        wait_for_charts(page)
+        first = _texts(page)
+        assert first and all("x (" in t or "no estimate" in t for t in first), first
+        _set_range(page, "Parameters", 8.0)  # 100 million parameters: beyond every measured sweep
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('#chart-advisor g.mark-text text')]"
+            ".some(t => t.textContent.includes('no estimate'))"
+        )
+        below = _texts(page)
+        assert below != first and all("no estimate" in t for t in below), below
+        _set_range(page, "Parameters", 5.7)
+        page.locator(".vega-bind", has_text="Loop").locator("select").select_option("tuned")
+        page.wait_for_timeout(300)
+        tuned = _texts(page)
+        assert tuned not in (first, below) and any("faster" in t or "no clear winner" in t for t in tuned), tuned
+        # A transformer by batch size: the batch slider moves the answer.
+        family = page.locator(".vega-bind", has_text="Model").locator("select")
+        family.select_option(next(o for o in family.locator("option").all_inner_texts() if "bert-base train" in o))
+        _set_range(page, "Batch size", 5)
+        page.wait_for_timeout(300)
+        at_32 = _texts(page)
+        _set_range(page, "Batch size", 7)
+        page.wait_for_timeout(300)
+        assert _texts(page) != at_32
+
+
+def test_the_compare_pickers_change_the_table(site, server, browser):
+    compare = "#chart-compare svg g.mark-text.role-mark text"
+    with watched_page(browser, server, "file", viewport={"width": 1300, "height": 900}) as page:
+        page.goto((site / "compare.html").as_uri())
+        wait_for_charts(page)
+        pickers = page.locator("#chart-compare .vega-bind select")
+        assert pickers.count() == 2
+        ids = pickers.first.locator("option").evaluate_all("os => os.map(o => o.value)")
+        assert H200_MACHINE in ids and len(ids) >= 3
+        before = _texts(page, compare)
+        pickers.nth(1).select_option(pickers.first.input_value())  # B = A: every ratio is exactly 1
+        page.wait_for_timeout(300)
+        same = _texts(page, compare)
+        assert same != before
+        assert [t for t in same if " s = " in t] and all("= 1.000x" in t for t in same if " s = " in t), same
+        # A machine page's link opens the page with that machine as A.
+        page.goto((site / f"machines/{H200_MACHINE}.html").as_uri())
+        page.locator("a", has_text="Compare this machine").click()
+        page.wait_for_url("**/compare.html#*")
+        wait_for_charts(page)
+        page.wait_for_function(
+            f"() => document.querySelector('#chart-compare .vega-bind select').value === '{H200_MACHINE}'"
+        )
+
+
+PHONE_PAGES = [
+    "index",
+    "advisor",
+    "compare",
+    "seeds",
+    "seeds/001",
+    "speedups",
+    "crossover",
+    "loops",
+    "frameworks",
+    "leaderboards/depth-sweep",
+    f"machines/{H200_MACHINE}",
+    "other-runs",
+    "data",
+    "suite",
+]
+
+
+def test_phone_width_has_no_horizontal_page_scroll(site, browser):
+    """At 390 px, wide tables and charts scroll inside their own boxes; the page itself never does."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    for name in PHONE_PAGES:
+        page.goto((site / f"{name}.html").as_uri())
+        wait_for_charts(page)
+        width = page.evaluate("document.documentElement.scrollWidth")
+        assert width <= 390, (name, width)
+    page.close()
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_screenshots_of_the_answer_pages(site, browser, width):
+    """Full-page screenshots of home, advisor, compare and a seed page, kept in build/screenshots/ to look at."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for name in ("index", "advisor", "compare", "seeds/001"):
+        page.goto((site / f"{name}.html").as_uri())
+        wait_for_charts(page)
+        path = SCREENSHOTS / f"{name.replace('/', '-')}-{width}.png"
+        page.screenshot(path=str(path), full_page=True)
+        assert path.stat().st_size > 20_000
+    page.close()

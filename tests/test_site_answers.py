@@ -1,0 +1,202 @@
+"""The site's answers: intervals on speedups, like-with-like slicing, the seeds' verdicts, the advisor's
+interpolation, open data, and templates that escape by default."""
+
+from __future__ import annotations
+
+import ast
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from runner.schema import Suite
+from site_builder import advisor, aggregate, opendata, seeds
+from site_builder.aggregate import Collector
+from site_builder.pages import Site
+from site_builder.uncertainty import median_over, median_replicates_many, ratio_intervals, ratio_of_medians
+from tests.conftest import make_measurement, make_result
+
+SITE_BUILDER = Path(__file__).parent.parent / "site_builder"
+
+
+def lognormal(rng: np.random.Generator, median: float, n: int, sigma: float = 0.1) -> list[float]:
+    return list(np.exp(rng.normal(np.log(median), sigma, n)))
+
+
+def measurement(device: str, samples: list[float], **overrides):
+    median = float(np.median(samples))
+    return make_measurement(
+        device=device,
+        samples_s=samples,
+        median_s=median,
+        ci95_s=(min(samples), max(samples)),
+        **overrides,
+    )
+
+
+def site_of(*results) -> Site:
+    collector = Collector()
+    for i, result in enumerate(results):
+        collector.add(Path(f"r{i}"), result)
+    return Site.from_collector(collector, [])
+
+
+def test_vectorised_intervals_equal_the_one_at_a_time_bootstrap():
+    rng = np.random.default_rng(7)
+    nums = [rng.random(n) + 1 for n in (5, 5, 9, 1, 40)]
+    dens = [rng.random(n) + 0.5 for n in (6, 6, 9, 3, 1)]
+    lo, hi = ratio_intervals(nums, dens)
+    for a, b, low, high in zip(nums, dens, lo, hi, strict=True):
+        single = ratio_of_medians(a, b)
+        assert single.lo == pytest.approx(low) and single.hi == pytest.approx(high)
+    assert median_replicates_many([[1.0, 2.0, 3.0]]).shape == (1, 1000)
+
+
+def test_the_median_over_machines_covers_the_true_median_about_95_percent_of_the_time():
+    """Seven machines whose true speedups scatter around 2.0 (the population median), each measured with
+    noise: the two-level interval of their median covers 2.0 in most trials."""
+    rng = np.random.default_rng(11)
+    trials, covered = 200, 0
+    for _ in range(trials):
+        truths = np.exp(rng.normal(np.log(2.0), 0.15, 7))
+        estimates, replicates = [], []
+        for truth in truths:
+            cpu, gpu = lognormal(rng, truth, 15), lognormal(rng, 1.0, 15)
+            estimates.append(float(np.median(cpu) / np.median(gpu)))
+            replicates.append(
+                np.asarray(median_replicates_many([cpu])[0]) / np.asarray(median_replicates_many([gpu], side=1)[0])
+            )
+        covered += median_over(estimates, replicates).spans(2.0)
+    assert 0.85 <= covered / trials <= 1.0, covered / trials
+
+
+def test_every_speedup_row_has_its_interval_and_a_verdict_that_needs_it():
+    rng = np.random.default_rng(3)
+    clear = [measurement("cpu", lognormal(rng, 2.0, 30)), measurement("cuda", lognormal(rng, 1.0, 30))]
+    site = site_of(make_result(clear))
+    (row,) = site.speedups.to_dict("records")
+    assert row["speedup_lo"] < row["speedup"] < row["speedup_hi"] and row["verdict"] == "accelerator faster"
+    noisy = [
+        measurement("cpu", lognormal(rng, 1.02, 6, 0.3)),
+        measurement("cuda", lognormal(rng, 1.0, 6, 0.3)),
+    ]
+    (row,) = site_of(make_result(noisy)).speedups.to_dict("records")
+    assert row["speedup_lo"] < 1 < row["speedup_hi"] and row["verdict"] == "no clear winner"
+
+
+def test_other_profiles_and_suites_are_kept_apart():
+    rng = np.random.default_rng(5)
+    standard = make_result([measurement("cpu", lognormal(rng, 2.0, 10)), measurement("cuda", lognormal(rng, 1.0, 10))])
+    standard = standard.model_copy(update={"suite": Suite(version=2, profile="standard")})
+    quick = make_result(
+        [measurement("cpu", lognormal(rng, 9.0, 10)), measurement("cuda", lognormal(rng, 1.0, 10))],
+        machine_id="b23074609b32f305",
+    ).model_copy(update={"suite": Suite(version=2, profile="quick")})
+    older = make_result(
+        [measurement("cpu", lognormal(rng, 9.0, 10)), measurement("cuda", lognormal(rng, 1.0, 10))],
+        machine_id="c23074609b32f305",
+    ).model_copy(update={"suite": Suite(version=1, profile="standard")})
+    site = site_of(standard, quick, older)
+    assert (site.suite, site.profile) == (2, "standard")
+    assert set(site.frame["machine_id"]) == {standard.machine.id}
+    assert set(site.apart["machine_id"]) == {quick.machine.id, older.machine.id}
+    summary = aggregate.speedup_summary(site.speedups)
+    assert summary["speedup"].iloc[0] == pytest.approx(2.0, rel=0.1)  # the 9x runs are not in the median
+    # Before anyone ran standard, the fullest profile there is leads.
+    only_quick = site_of(quick)
+    assert only_quick.profile == "quick" and not only_quick.frame.empty
+
+
+def _seed_claim(**overrides):
+    claim = {"kind": "speedup", "workload": "depth-sweep", "framework": "torch", "expect": "accelerator", "point": {}}
+    return {**claim, **overrides}
+
+
+def test_a_seed_claim_is_reproduced_only_where_the_interval_says_so():
+    rng = np.random.default_rng(8)
+    written = {"variant": "as-written"}
+    faster = make_result(
+        [
+            measurement("cpu", lognormal(rng, 3.0, 20), **written),
+            measurement("cuda", lognormal(rng, 1.0, 20), **written),
+        ]
+    )
+    slower = make_result(
+        [
+            measurement("cpu", lognormal(rng, 0.5, 20), **written),
+            measurement("cuda", lognormal(rng, 1.0, 20), **written),
+        ],
+        machine_id="b23074609b32f305",
+    )
+    site = site_of(faster, slower)
+    verdicts = {m["machine_id"]: m["verdict"] for m in seeds.speedup_reproductions(site, _seed_claim())}
+    assert verdicts == {faster.machine.id: seeds.REPRODUCED, slower.machine.id: seeds.DIFFERS}
+    tie = {m["machine_id"]: m["verdict"] for m in seeds.speedup_reproductions(site, _seed_claim(expect="tie"))}
+    assert tie == {faster.machine.id: seeds.DIFFERS, slower.machine.id: seeds.REPRODUCED}
+    assert seeds.speedup_reproductions(site, _seed_claim(framework="jax")) == []
+
+
+def test_the_curated_seed_figures_quote_the_seeds():
+    """Every published figure is transcribed with a quote, and each quoted fragment is in the seed's text."""
+    shared = Path(__file__).parent.parent.parent / "shared" / "seeds"
+    loaded = seeds.load_seeds()
+    assert [s.seed for s in loaded] == ["000", "001", "002", "003", "004"]
+    for seed in loaded:
+        assert seed.claims
+        for claim in seed.claims:
+            assert claim["published"] > 0 and claim["quote"]
+            if shared.exists():
+                text = " ".join((shared / seed.source).read_text().split())
+                for fragment in claim["quote"].split(" ... "):
+                    assert " ".join(fragment.split()) in text, (seed.seed, fragment)
+
+
+def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
+    rows = []
+    for depth, (cpu, gpu) in {2: (1.0, 4.0), 4: (4.0, 4.0), 6: (16.0, 4.0)}.items():
+        for device, t in (("cpu", cpu), ("cuda", gpu)):
+            rows.append(
+                measurement(
+                    device,
+                    [t * 0.99, t, t * 1.01],
+                    point={"depth": depth},
+                    params=10**depth,
+                    workload_hash=f"{depth:016x}",
+                )
+            )
+    site = site_of(make_result(rows))
+    grid = advisor.advisor_grid(site.speedups)
+    grid = grid[(grid["framework"] == "torch") & (grid["variant"] == "tuned")]
+    at = grid.set_index("g")
+    # 10^3 parameters: halfway in log between the measured 10^2 (0.25x) and 10^4 (1x): 0.5x
+    assert at.loc[30, "speedup"] == pytest.approx(0.5, rel=1e-3) and at.loc[30, "inside"]
+    assert at.loc[60, "speedup"] == pytest.approx(4.0, rel=1e-3)
+    assert not at.loc[70, "inside"] and pd.isna(at.loc[70, "speedup"]) and "no estimate" in at.loc[70, "answer"]
+    assert not at.loc[10, "inside"]
+    assert at.loc[45, "nearest"] == "depth=4" and at.loc[45, "machines"] == 1
+
+
+def test_open_data_parquet_has_the_csv_rows(tmp_path):
+    rng = np.random.default_rng(9)
+    result = make_result([measurement("cpu", lognormal(rng, 2.0, 5)), measurement("cuda", lognormal(rng, 1.0, 5))])
+    files = opendata.data_files(site_of(result))
+    csv = pd.read_csv(io.StringIO(files["data/measurements.csv"]))
+    parquet = pd.read_parquet(io.BytesIO(files["data/measurements.parquet"]))
+    assert list(csv.columns) == list(parquet.columns) == list(opendata.MEASUREMENT_COLUMNS)
+    assert len(csv) == len(parquet) == 2
+    # the same rows and values: the Parquet file written out as CSV is the CSV file, byte for byte
+    assert parquet.to_csv(index=False) == files["data/measurements.csv"]
+    speedup = pd.read_csv(io.StringIO(files["data/speedups.csv"]))
+    assert {"speedup", "speedup_lo", "speedup_hi", "verdict"} <= set(speedup.columns) and len(speedup) == 1
+
+
+def test_no_html_or_markdown_is_assembled_in_python():
+    """Pages come from templates: the site builder's Python builds data, not markup."""
+    for path in SITE_BUILDER.glob("*.py"):
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                for tag in ("<table", "<td", "<tr", "<a href", "<div", "<p>", "<strong>"):
+                    assert tag not in node.value, (path.name, node.value[:80])
