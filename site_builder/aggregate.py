@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import Machine, ResultFile, Software, SyncSelfTest
 from site_builder import uncertainty
 from site_builder.uncertainty import Interval
@@ -55,10 +56,22 @@ COLUMNS = [
     "achieved_tflops",
     "stable",
     "unit",
+    "peak_tflops",
+    "peak_source",
     "samples",
 ]
 KEY = ["machine_id", "workload_hash", "framework", "device"]
-NUMERIC = ["suite", "median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "achieved_tflops", "params", "depth"]
+NUMERIC = [
+    "suite",
+    "median_s",
+    "ci_lo_s",
+    "ci_hi_s",
+    "samples_per_s",
+    "achieved_tflops",
+    "params",
+    "depth",
+    "peak_tflops",
+]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.
 CATEGORIES = [
@@ -68,6 +81,21 @@ CATEGORIES = [
 PRIMARY_PROFILE = "standard"
 VENDOR_NAMES = {"nvidia": "NVIDIA", "amd": "AMD", "apple": "Apple", "intel": "Intel", "other": "other"}
 TOP_OPS_PER_MEASUREMENT = 5
+
+
+def _peak(result: ResultFile, m: Any, measured: dict[tuple[str, str, str], float]) -> tuple[float | None, str | None]:
+    """The device's peak FLOP/s for the measurement's precision: the matrix-product peak measured in the same
+    run (runner.peaks, any framework) where there is one, else the spec-sheet ceiling; None where neither is
+    known."""
+    dtype = "bf16" if "bf16" in m.precision else "fp16" if "fp16" in m.precision else "fp32"
+    for (_, device, kind), tflops in measured.items():
+        if device == m.device and kind == dtype and tflops > 0:
+            return tflops, "measured"
+    if m.device == "cpu":
+        return cpu_peak_tflops(result.machine.cpu, dtype), "spec sheet"
+    gpu = result.machine.accelerators[0].model if result.machine.accelerators else m.device_name
+    spec = gpu_peak_tflops(gpu, dtype)
+    return (spec, "spec sheet") if spec else (None, None)
 
 
 def point_label(point: dict[str, Any]) -> str:
@@ -119,8 +147,10 @@ class Collector:
             key = (intern(check.framework), intern(check.workload), intern(point_label(check.point)))
             if key not in summary.equivalence or summary.equivalence[key][0] <= run.started_at:
                 summary.equivalence[key] = (run.started_at, check.status, check.grad_rel_diff)
+        measured_peaks = {(p.framework, str(p.device), str(p.dtype)): p.tflops for p in result.device_peaks}
         for m in result.measurements:
             ci = m.ci95_s or (None, None)
+            peak, peak_source = _peak(result, m, measured_peaks)
             label = intern(point_label(m.point))
             row = {
                 "workload": intern(m.workload),
@@ -144,6 +174,8 @@ class Collector:
                 "achieved_tflops": m.achieved_tflops,
                 "stable": m.stable,
                 "unit": m.unit,
+                "peak_tflops": peak,
+                "peak_source": peak_source,
                 "samples": np.asarray(m.samples_s, dtype=float),
             }
             for name, value in common.items():
@@ -250,6 +282,16 @@ def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFra
 def plain(frame: pd.DataFrame) -> pd.DataFrame:
     """Categoricals back to plain columns: merges and group-bys on them then behave like ordinary text."""
     return frame.astype({c: "object" for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)})
+
+
+def with_peak_share(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each measurement's share of its device's peak FLOP/s, with the interval its time's 95% CI gives."""
+    share = rows["achieved_tflops"] / rows["peak_tflops"]
+    return rows.assign(
+        peak_share=share,
+        peak_share_lo=share * rows["median_s"] / rows["ci_hi_s"],
+        peak_share_hi=share * rows["median_s"] / rows["ci_lo_s"],
+    )
 
 
 def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:

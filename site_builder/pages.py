@@ -88,7 +88,7 @@ class Site:
     def rows(self) -> pd.DataFrame:
         """Every compared measurement as plain columns with its speedup over the same machine's CPU (NaN if
         none) and that speedup's interval."""
-        rows = aggregate.plain(self.frame)
+        rows = aggregate.with_peak_share(aggregate.plain(self.frame))
         if self.speedups.empty:
             return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
         speed = self.speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
@@ -348,6 +348,10 @@ LEADERBOARD_COLUMNS = [
     "speedup",
     "speedup_lo",
     "speedup_hi",
+    "peak_share",
+    "peak_share_lo",
+    "peak_share_hi",
+    "peak_source",
 ]
 
 

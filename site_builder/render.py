@@ -79,7 +79,7 @@ def count(value: float | None) -> str:
 
 
 def percent(value: float | None) -> str:
-    return "-" if _missing(value) else f"{float(value):.0%}"  # type: ignore[arg-type]
+    return "-" if _missing(value) else f"{float(value):.1%}"  # type: ignore[arg-type]
 
 
 def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
@@ -94,7 +94,7 @@ def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     return f"{show(lo)} .. {show(hi)}"
 
 
-FORMATS = {"times": times, "seconds": seconds, "count": count}
+FORMATS = {"times": times, "seconds": seconds, "count": count, "percent": lambda v: f"{float(v):.1%}"}
 
 
 def framework(name: str) -> str:

@@ -200,3 +200,21 @@ def test_no_html_or_markdown_is_assembled_in_python():
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 for tag in ("<table", "<td", "<tr", "<a href", "<div", "<p>", "<strong>"):
                     assert tag not in node.value, (path.name, node.value[:80])
+
+
+def test_each_measurement_shows_its_share_of_the_devices_peak():
+    """From the run's own measured matrix-product peak where there is one, else the spec-sheet ceiling."""
+    from runner.schema import DevicePeak
+
+    rng = np.random.default_rng(4)
+    row = measurement("cpu", lognormal(rng, 0.5, 9), achieved_tflops=None)
+    row = row.model_copy(update={"achieved_tflops": row.flops_per_unit / row.median_s / 1e12})
+    peak = DevicePeak(
+        framework="torch", device="cpu", device_name="cpu", dtype="fp32", n=1024, median_s=1.0, tflops=0.5
+    )
+    measured = site_of(make_result([row]).model_copy(update={"device_peaks": [peak]})).rows.iloc[0]
+    assert measured["peak_source"] == "measured"
+    assert measured["peak_share"] == pytest.approx(row.achieved_tflops / 0.5)
+    assert measured["peak_share_lo"] < measured["peak_share"] < measured["peak_share_hi"]
+    spec = site_of(make_result([row])).rows.iloc[0]
+    assert spec["peak_source"] == "spec sheet" and 0 < spec["peak_share"] < 1
