@@ -48,7 +48,8 @@ MEASUREMENT_COLUMNS = {
     "achieved_tflops": "FLOP/s at the median, in TFLOP/s (analytic FLOPs of matrix products and convolutions).",
     "stable": "Whether the measurement converged within its time budget.",
     "unit": "What one sample times: epoch or step.",
-    "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product peak, else the spec sheet.",
+    "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product "
+    "peak, else the spec sheet.",
     "peak_source": "measured or spec sheet.",
     "samples_s": "Every raw sample, in seconds, separated by spaces.",
 }
