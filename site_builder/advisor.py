@@ -30,7 +30,10 @@ from site_builder.uncertainty import Interval, verdict
 PARAM_STEPS = 10  # slider positions per decade of parameters
 PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
 BATCH_RANGE = (0, 10)  # batch 1 .. 1024, powers of two
-COMPARE_MACHINES = 200  # the newest machines offered by the compare page (its data grows with each)
+COMPARE_MACHINES = 200
+# Concatenated views cannot take their container's width in Vega-Lite: a width that fits a phone, with the
+# text of the answers broken into short lines.
+PANEL_WIDTH = 300  # the newest machines offered by the compare page (its data grows with each)
 Z95 = 1.959964
 
 
@@ -189,15 +192,15 @@ def advisor_chart(grid: pd.DataFrame) -> alt.VConcatChart:
         x=x, y=y, color=alt.Color("gpu_model:N", legend=None), tooltip=tooltip
     )
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
-    chart = alt.layer(bars, points, one).properties(width="container", height=alt.Step(36))
+    chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(36))
     text = (
         base.transform_calculate(
-            line="datum.gpu_model + ': ' + datum.answer + ' (nearest measured: ' + datum.nearest + ', '"
-            " + datum.machines + ' machine(s))'"
+            line="[datum.gpu_model, datum.answer, 'nearest measured: ' + datum.nearest + ', '"
+            " + datum.machines + ' machine(s)']"
         )
-        .mark_text(align="left", baseline="middle", limit=1200)
+        .mark_text(align="left", baseline="top", lineHeight=15, fontSize=12)
         .encode(x=alt.value(0), y=alt.Y("gpu_model:N", axis=None), text="line:N")
-        .properties(width="container", height=alt.Step(22))
+        .properties(width=PANEL_WIDTH, height=alt.Step(60))
     )
     return (
         alt.vconcat(chart, text)
@@ -324,7 +327,7 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
         tooltip=tooltip,
     )
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
-    chart = alt.layer(bars, points, one).properties(width="container", height=alt.Step(18))
+    chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(18))
     fingerprint = (
         alt.Chart(machines)
         .transform_filter("datum.machine_id == a || datum.machine_id == b")
@@ -340,8 +343,8 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
             line="format(datum.ma, '.4g') + ' s / ' + format(datum.mb, '.4g') + ' s = ' + format(datum.ratio, '.3f')"
             " + 'x (' + format(datum.ratio_lo, '.3f') + ' .. ' + format(datum.ratio_hi, '.3f') + '): ' + datum.verdict"
         )
-        .mark_text(align="left", limit=1200)
+        .mark_text(align="left", fontSize=10)
         .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=None), text="line:N")
-        .properties(width="container", height=alt.Step(18), title="A's time / B's time, per measurement both ran")
+        .properties(width=PANEL_WIDTH, height=alt.Step(18), title="A's time / B's time, per measurement both ran")
     )
-    return alt.vconcat(fingerprint, chart, table).add_params(a, b)
+    return alt.vconcat(fingerprint, chart, table).add_params(a, b).configure_axisY(labelLimit=200)
