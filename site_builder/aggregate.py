@@ -305,16 +305,23 @@ def _ratio_intervals(table: pd.DataFrame, numerator: str, denominator: str, esti
     lo = np.full(len(table), np.nan)
     hi = np.full(len(table), np.nan)
     nums, dens = list(table[numerator]), list(table[denominator])
-    rows = [i for i, (a, b) in enumerate(zip(nums, dens, strict=True)) if len(a) and len(b)]
+    # With a single sample on both sides nothing is known of the noise: no interval (and no verdict).
+    rows = [i for i, (a, b) in enumerate(zip(nums, dens, strict=True)) if len(a) and len(b) and len(a) + len(b) > 2]
     if rows:
         lo[rows], hi[rows] = uncertainty.ratio_intervals([nums[i] for i in rows], [dens[i] for i in rows])
     return table.assign(**{f"{estimate}_lo": lo, f"{estimate}_hi": hi})
 
 
+TOO_FEW = "too few samples"
+
+
 def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
-    """Which side wins each row, only where its interval clears 1x."""
+    """Which side wins each row, only where its interval clears 1x; a row without an interval (one sample
+    on each side) gets none."""
     return [
-        uncertainty.verdict(Interval(e, None if pd.isna(lo) else lo, None if pd.isna(hi) else hi))
+        TOO_FEW
+        if pd.isna(lo) and pd.isna(hi)
+        else uncertainty.verdict(Interval(e, None if pd.isna(lo) else lo, None if pd.isna(hi) else hi))
         for e, lo, hi in zip(table[estimate], table[f"{estimate}_lo"], table[f"{estimate}_hi"], strict=True)
     ]
 

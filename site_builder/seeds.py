@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 import yaml
 
+from site_builder import aggregate
 from site_builder.uncertainty import Interval
 
 if TYPE_CHECKING:
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 
 SEEDS_FILE = Path(__file__).resolve().parents[1] / "docs" / "seeds.yaml"
 REPRODUCED, DIFFERS, MIXED, NOT_YET = "reproduced", "differs", "mixed", "not measured yet"
+UNDECIDED = "undecided (one sample on each side)"
 EXPECTED_VERDICTS = {
     "accelerator": {"accelerator faster"},
     "cpu": {"CPU faster"},
@@ -74,8 +76,11 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
     out = []
     for machine_id, group in rows.groupby("machine_id", sort=True):
         group = group.sort_values(["params", "batch_size"], na_position="first")
-        agree = [v in expected for v in group["verdict"]]
-        verdict = REPRODUCED if all(agree) else DIFFERS if not any(agree) else MIXED
+        decided = [v for v in group["verdict"] if v != aggregate.TOO_FEW]
+        agree = [v in expected for v in decided]
+        verdict = UNDECIDED
+        if decided:
+            verdict = REPRODUCED if all(agree) else DIFFERS if not any(agree) else MIXED
         out.append(
             {
                 "machine_id": machine_id,
@@ -157,7 +162,9 @@ def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
             {
                 **claim,
                 "machines": machines,
-                "summary": {v: verdicts.count(v) for v in (REPRODUCED, DIFFERS, MIXED)} if machines else None,
+                "summary": {v: verdicts.count(v) for v in (REPRODUCED, DIFFERS, MIXED, UNDECIDED)}
+                if machines
+                else None,
             }
         )
     return {

@@ -218,3 +218,12 @@ def test_each_measurement_shows_its_share_of_the_devices_peak():
     assert measured["peak_share_lo"] < measured["peak_share"] < measured["peak_share_hi"]
     spec = site_of(make_result([row])).rows.iloc[0]
     assert spec["peak_source"] == "spec sheet" and 0 < spec["peak_share"] < 1
+
+
+def test_one_sample_on_each_side_gives_no_interval_and_no_verdict():
+    written = {"variant": "as-written"}
+    single = make_result([measurement("cpu", [4.0], **written), measurement("cuda", [1.0], **written)])
+    (row,) = site_of(single).speedups.to_dict("records")
+    assert row["speedup"] == pytest.approx(4.0) and np.isnan(row["speedup_lo"]) and row["verdict"] == aggregate.TOO_FEW
+    (machine,) = seeds.speedup_reproductions(site_of(single), _seed_claim())
+    assert machine["verdict"] == seeds.UNDECIDED
