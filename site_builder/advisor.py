@@ -27,14 +27,20 @@ from site_builder import aggregate
 from site_builder.charts import _label, ordered
 from site_builder.uncertainty import Interval, verdict
 
-PARAM_STEPS = 10  # slider positions per decade of parameters
+PARAM_STEPS = 4  # slider positions per decade of parameters
 PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
 BATCH_RANGE = (0, 10)  # batch 1 .. 1024, powers of two
-COMPARE_MACHINES = 200
+COMPARE_MACHINES = 60
 # Concatenated views cannot take their container's width in Vega-Lite: a width that fits a phone, with the
 # text of the answers broken into short lines.
 PANEL_WIDTH = 300  # the newest machines offered by the compare page (its data grows with each)
 Z95 = 1.959964
+
+
+def _values(table: pd.DataFrame) -> pd.DataFrame:
+    """A table for a chart, numbers to 5 significant digits to keep the page small. Its size is bounded here
+    (by machines and device models), beyond Altair's default row limit, which Site.chart lifts."""
+    return table.map(lambda v: float(f"{v:.5g}") if isinstance(v, float) and math.isfinite(v) else v)
 
 
 def _families(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -55,16 +61,21 @@ def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
     return float(np.exp(np.interp(math.log(x), np.log(xs), np.log(ys))))
 
 
-def advisor_grid(site_speedups: pd.DataFrame) -> pd.DataFrame:
-    """One row per accelerator model, family, framework, loop and slider position: the estimate there (or
-    why there is none), with the nearest measured point and how many machines stand behind it."""
-    columns = ["family", "axis", "g", "x", "gpu_model", "framework", "variant", "inside"]
-    columns += ["speedup", "speedup_lo", "speedup_hi", "answer", "nearest", "machines"]
+GRID_COLUMNS = ["f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "near", "n", "low", "high"]
+
+
+def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
+    """(grid, families). The grid has, per accelerator model, family (index f into families; axis a: 0
+    parameters, 1 batch), framework and loop: one row per slider position g inside the measured range, with
+    the interpolated speedup s and its interval (lo, hi), the nearest measured point and how many machines
+    stand behind it; and one row with g = -1 that gives the measured range (low, high), which the page
+    shows where the slider is outside it. Short names: the grid travels in the page."""
     if site_speedups.empty:
-        return pd.DataFrame(columns=columns)
-    summary = aggregate.speedup_summary(site_speedups)
+        return pd.DataFrame(columns=GRID_COLUMNS), []
+    summary = aggregate.speedup_summary(aggregate.top_models(site_speedups, "gpu_model"))
     rows: list[dict[str, Any]] = []
-    for family, axis, part in _families(summary):
+    families = _families(summary)
+    for f, (_, axis, part) in enumerate(families):
         positions = (
             [
                 (g, 10 ** (g / PARAM_STEPS))
@@ -76,59 +87,47 @@ def advisor_grid(site_speedups: pd.DataFrame) -> pd.DataFrame:
         for (gpu, framework, variant), sweep in part.groupby(["gpu_model", "framework", "variant"], sort=True):
             sweep = sweep.sort_values("x").drop_duplicates("x")
             xs = sweep["x"].to_numpy(float)
-            unit = "parameters" if axis == "params" else "batch"
+            base = {"f": f, "a": 0 if axis == "params" else 1, "gpu": gpu, "fw": framework, "loop": variant}
+            rows.append({**base, "g": -1, "low": xs[0], "high": xs[-1]})
             for g, x in positions:
-                base = {
-                    "family": family,
-                    "axis": axis,
-                    "g": g,
-                    "x": x,
-                    "gpu_model": gpu,
-                    "framework": framework,
-                    "variant": variant,
-                }
+                if not xs[0] * (1 - 1e-9) <= x <= xs[-1] * (1 + 1e-9):
+                    continue  # outside the measured range: no estimate, the g = -1 row says why
                 nearest = sweep.iloc[int(np.argmin(np.abs(np.log(xs) - math.log(x))))]
-                inside = len(xs) >= 1 and xs[0] * (1 - 1e-9) <= x <= xs[-1] * (1 + 1e-9)
-                if not inside:
-                    rows.append(
-                        {
-                            **base,
-                            "inside": False,
-                            "speedup": None,
-                            "speedup_lo": None,
-                            "speedup_hi": None,
-                            "answer": f"no estimate: measured from {xs[0]:,.0f} to {xs[-1]:,.0f} {unit} only",
-                            "nearest": nearest["point"],
-                            "machines": int(nearest["machines"]),
-                        }
-                    )
-                    continue
-                estimate = _interpolate(xs, sweep["speedup"].to_numpy(float), x)
-                lo = _interpolate(xs, sweep["speedup_lo"].fillna(sweep["speedup"]).to_numpy(float), x)
-                hi = _interpolate(xs, sweep["speedup_hi"].fillna(sweep["speedup"]).to_numpy(float), x)
-                said = verdict(Interval(estimate, lo, hi))
                 rows.append(
                     {
                         **base,
-                        "inside": True,
-                        "speedup": estimate,
-                        "speedup_lo": lo,
-                        "speedup_hi": hi,
-                        "answer": f"{estimate:.2f}x ({lo:.2f} .. {hi:.2f}): {said}",
-                        "nearest": nearest["point"],
-                        "machines": int(nearest["machines"]),
+                        "g": g,
+                        "x": x,
+                        "s": _interpolate(xs, sweep["speedup"].to_numpy(float), x),
+                        "lo": _interpolate(xs, sweep["speedup_lo"].fillna(sweep["speedup"]).to_numpy(float), x),
+                        "hi": _interpolate(xs, sweep["speedup_hi"].fillna(sweep["speedup"]).to_numpy(float), x),
+                        "near": nearest["point"],
+                        "n": int(nearest["machines"]),
                     }
                 )
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=GRID_COLUMNS), [label for label, _, _ in families]
 
 
-def advisor_chart(grid: pd.DataFrame) -> alt.VConcatChart:
+def answer(row: dict[str, Any]) -> str:
+    """The advisor's sentence for one grid row, as the page's Vega expression writes it (for tests and
+    the methodology page)."""
+    if row["g"] == -1:
+        unit = "parameters" if row["a"] == 0 else "batch"
+        return f"no estimate: measured from {row['low']:,.0f} to {row['high']:,.0f} {unit} only"
+    said = verdict(Interval(row["s"], row["lo"], row["hi"]))
+    return f"{row['s']:.2f}x ({row['lo']:.2f} .. {row['hi']:.2f}): {said}"
+
+
+def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
     """Pick a family, a size (parameters or batch), a framework and a loop: each accelerator's expected
     speedup with its interval, and a line of text per accelerator with the answer, nearest measured point
-    and machines."""
-    families = sorted(grid["family"].unique())
-    frameworks = sorted(grid["framework"].unique())
-    family = alt.param(name="family", value=families[0], bind=alt.binding_select(options=families, name="Model "))
+    and machines (or the measured range, where the size is outside it)."""
+    frameworks = sorted(grid["fw"].unique())
+    family = alt.param(
+        name="family",
+        value=0,
+        bind=alt.binding_select(options=list(range(len(families))), labels=families, name="Model "),
+    )
     framework = alt.param(
         name="framework",
         value="torch" if "torch" in frameworks else frameworks[0],
@@ -149,57 +148,48 @@ def advisor_chart(grid: pd.DataFrame) -> alt.VConcatChart:
         value=5,
         bind=alt.binding_range(min=BATCH_RANGE[0], max=BATCH_RANGE[1], step=1, name="Batch size (log2) "),
     )
+    position = f"(datum.a == 0 ? round(log_params * {PARAM_STEPS}) : log_batch)"
     chosen = (
-        "datum.family == family && datum.framework == framework && datum.variant == loop && "
-        f"((datum.axis == 'params' && datum.g == round(log_params * {PARAM_STEPS})) || "
-        "(datum.axis == 'batch' && datum.g == log_batch))"
+        f"datum.f == family && datum.fw == framework && datum.loop == loop && (datum.g == -1 || datum.g == {position})"
     )
-    data = grid[
-        [
-            "family",
-            "axis",
-            "g",
-            "x",
-            "gpu_model",
-            "framework",
-            "variant",
-            "inside",
-            "speedup",
-            "speedup_lo",
-            "speedup_hi",
-            "answer",
-            "nearest",
-            "machines",
-        ]
-    ]
-    base = alt.Chart(data).transform_filter(chosen)
+    # Per accelerator: the row at the slider's position if there is one, else its measured-range row.
+    base = (
+        alt.Chart(_values(grid))
+        .transform_filter(chosen)
+        .transform_joinaggregate(rows="count()", groupby=["gpu"])
+        .transform_filter("datum.rows == 1 || datum.g != -1")
+    )
     tooltip = [
-        alt.Tooltip("gpu_model:N", title="accelerator"),
+        alt.Tooltip("gpu:N", title="accelerator"),
         alt.Tooltip("x:Q", format=",.0f", title="size"),
-        alt.Tooltip("speedup:Q", format=".2f", title="expected speedup"),
-        alt.Tooltip("speedup_lo:Q", format=".2f", title="95% interval from"),
-        alt.Tooltip("speedup_hi:Q", format=".2f", title="95% interval to"),
-        alt.Tooltip("nearest:N", title="nearest measured"),
-        "machines:Q",
+        alt.Tooltip("s:Q", format=".2f", title="expected speedup"),
+        alt.Tooltip("lo:Q", format=".2f", title="95% interval from"),
+        alt.Tooltip("hi:Q", format=".2f", title="95% interval to"),
+        alt.Tooltip("near:N", title="nearest measured"),
+        alt.Tooltip("n:Q", title="machines"),
     ]
-    inside = base.transform_filter("datum.inside")
-    y = alt.Y("gpu_model:N", title=None)
-    x = alt.X("speedup:Q", scale=alt.Scale(type="log"), title="expected speedup over the CPU (x)")
+    inside = base.transform_filter("datum.g != -1")
+    y = alt.Y("gpu:N", title=None)
+    x = alt.X("s:Q", scale=alt.Scale(type="log"), title="expected speedup over the CPU (x)")
     bars = inside.mark_rule(strokeWidth=3).encode(
-        x=alt.X("speedup_lo:Q", scale=alt.Scale(type="log")), x2="speedup_hi:Q", y=y, tooltip=tooltip
+        x=alt.X("lo:Q", scale=alt.Scale(type="log")), x2="hi:Q", y=y, tooltip=tooltip
     )
     points = inside.mark_point(filled=True, size=90).encode(
-        x=x, y=y, color=alt.Color("gpu_model:N", legend=None), tooltip=tooltip
+        x=x, y=y, color=alt.Color("gpu:N", legend=None), tooltip=tooltip
     )
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
     chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(36))
+    said = "(datum.lo > 1 ? 'accelerator faster' : (datum.hi < 1 ? 'CPU faster' : 'no clear winner'))"
     text = (
         base.transform_calculate(
-            line="[datum.gpu_model, datum.answer, 'nearest measured: ' + datum.nearest + ', '"
-            " + datum.machines + ' machine(s)']"
+            line="datum.g == -1 ? [datum.gpu, 'no estimate: measured from ' + format(datum.low, ',.0f') + ' to '"
+            " + format(datum.high, ',.0f') + (datum.a == 0 ? ' parameters' : ' batch') + ' only'] : "
+            "[datum.gpu, format(datum.s, '.2f') + 'x (' + format(datum.lo, '.2f') + ' .. '"
+            f" + format(datum.hi, '.2f') + '): ' + {said}, 'nearest measured: ' + datum.near + ', '"
+            " + datum.n + ' machine(s)']"
         )
         .mark_text(align="left", baseline="top", lineHeight=15, fontSize=12)
-        .encode(x=alt.value(0), y=alt.Y("gpu_model:N", axis=None), text="line:N")
+        .encode(x=alt.value(0), y=alt.Y("gpu:N", axis=None), text="line:N")
         .properties(width=PANEL_WIDTH, height=alt.Step(60))
     )
     return (
@@ -209,35 +199,44 @@ def advisor_chart(grid: pd.DataFrame) -> alt.VConcatChart:
     )
 
 
-def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(rows, machines): every compared ok measurement of the newest machines, slim, with the log-width of
-    its own 95% interval; and one fingerprint line per machine."""
+def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(rows, machines, keys): every ok measurement of the newest machines that another of them also ran, slim
+    (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval); one
+    fingerprint per machine; the measurements' labels by number."""
     newest = sorted(site.machines, key=lambda m: site.machines[m].started_at, reverse=True)[:COMPARE_MACHINES]
     everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
     ok = aggregate.ok_rows(everything)
     ok = ok[ok["machine_id"].isin(set(newest))]
     ok = ordered(ok).assign(label=lambda t: _label(t))
     width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
+    # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile (time
+    # budget) and the framework and device kind are in the key too.
+    labels = (
+        ok["label"]
+        + " · "
+        + ok["variant"]
+        + " · "
+        + ok["framework"]
+        + " · "
+        + ok["device"]
+        + " · suite "
+        + ok["suite"].astype(int).astype(str)
+        + " "
+        + ok["profile"].astype(str)
+        + " · "
+        + ok["workload_hash"].astype(str).str[:6]
+    )
+    # A measurement only one machine ran can never be paired: left out. Each row names its measurement by a
+    # number; the labels travel once, in a table of their own.
+    shared = labels.map(labels.groupby(labels).size()) > 1
+    ok, labels, width = ok[shared], labels[shared], width[shared]
+    keys = pd.DataFrame({"key": list(dict.fromkeys(labels))}).reset_index(names="k")
     rows = pd.DataFrame(
         {
-            "machine_id": ok["machine_id"].astype(str),
-            # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile
-            # (time budget) and the framework and device kind are in the key too.
-            "key": ok["label"]
-            + " · "
-            + ok["variant"]
-            + " · "
-            + ok["framework"]
-            + " · "
-            + ok["device"]
-            + " · suite "
-            + ok["suite"].astype(int).astype(str)
-            + " "
-            + ok["profile"].astype(str)
-            + " · "
-            + ok["workload_hash"].astype(str).str[:6],
-            "median_s": ok["median_s"].astype(float),
-            "lsig": width.fillna(0.0).clip(lower=0.0),
+            "m": ok["machine_id"].astype(str),
+            "k": labels.map(dict(zip(keys["key"], keys["k"], strict=True))),
+            "t": ok["median_s"].astype(float),
+            "s": width.fillna(0.0).clip(lower=0.0),
         }
     )
     machines = pd.DataFrame(
@@ -262,10 +261,10 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
             for mid, s in ((m, site.machines[m]) for m in newest)
         ]
     )
-    return rows, machines
+    return rows, machines, keys
 
 
-def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChart:
+def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame) -> alt.VConcatChart:
     """Two pickers (machine A, machine B): their fingerprints, then per measurement both ran, A's time over
     B's with its 95% interval, as a chart and as a table."""
     ids = machines["machine_id"].tolist()
@@ -277,16 +276,17 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
         bind=alt.binding_select(options=ids, labels=labels, name="Machine B "),
     )
     paired = (
-        alt.Chart(rows)
-        .transform_filter("datum.machine_id == a || datum.machine_id == b")
+        alt.Chart(_values(rows))
+        .transform_filter("datum.m == a || datum.m == b")
         .transform_calculate(
-            ma="datum.machine_id == a ? datum.median_s : 0",
-            mb="datum.machine_id == b ? datum.median_s : 0",
-            la="datum.machine_id == a ? datum.lsig : 0",
-            lb="datum.machine_id == b ? datum.lsig : 0",
+            ma="datum.m == a ? datum.t : 0",
+            mb="datum.m == b ? datum.t : 0",
+            la="datum.m == a ? datum.s : 0",
+            lb="datum.m == b ? datum.s : 0",
         )
-        .transform_aggregate(ma="max(ma)", mb="max(mb)", la="max(la)", lb="max(lb)", groupby=["key"])
+        .transform_aggregate(ma="max(ma)", mb="max(mb)", la="max(la)", lb="max(lb)", groupby=["k"])
         .transform_filter("datum.ma > 0 && datum.mb > 0")
+        .transform_lookup(lookup="k", from_=alt.LookupData(_values(keys), "k", ["key"]))
         .transform_calculate(
             ratio="datum.ma / datum.mb",
             spread=f"{Z95} * sqrt(datum.la * datum.la + datum.lb * datum.lb)",
@@ -307,7 +307,7 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
         alt.Tooltip("ratio_hi:Q", format=".3f", title="95% interval to"),
         "verdict:N",
     ]
-    y = alt.Y("key:N", title=None, sort=None)
+    y = alt.Y("key:N", title=None, sort=alt.EncodingSortField("k"))
     x_scale = alt.Scale(type="log")
     bars = paired.mark_rule(strokeWidth=2).encode(
         x=alt.X("ratio_lo:Q", scale=x_scale, title="A's time / B's time (below 1x: A faster)"),
@@ -329,7 +329,7 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
     one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
     chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(18))
     fingerprint = (
-        alt.Chart(machines)
+        alt.Chart(_values(machines))
         .transform_filter("datum.machine_id == a || datum.machine_id == b")
         .transform_calculate(
             side="datum.machine_id == a ? 'A' : 'B'", line="datum.machine_id + ': ' + datum.fingerprint"
@@ -344,7 +344,7 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame) -> alt.VConcatChar
             " + 'x (' + format(datum.ratio_lo, '.3f') + ' .. ' + format(datum.ratio_hi, '.3f') + '): ' + datum.verdict"
         )
         .mark_text(align="left", fontSize=10)
-        .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=None), text="line:N")
+        .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")), text="line:N")
         .properties(width=PANEL_WIDTH, height=alt.Step(18), title="A's time / B's time, per measurement both ran")
     )
     return alt.vconcat(fingerprint, chart, table).add_params(a, b).configure_axisY(labelLimit=200)

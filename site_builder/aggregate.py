@@ -594,7 +594,7 @@ def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.Dat
 CHART_MODELS = 12
 
 
-def _top(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.DataFrame:
+def top_models(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.DataFrame:
     """Rows of the `limit` values of column that the most machines share (ties: by name)."""
     if table.empty:
         return table
@@ -606,7 +606,7 @@ def _top(table: pd.DataFrame, column: str, limit: int = CHART_MODELS) -> pd.Data
 def sweep_by_device(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.DataFrame:
     """Per device model, loop, framework and sweep point: the median time over machines, with its interval."""
     rows = ok_rows(frame[frame["workload"] == workload])
-    rows = _top(rows, "device_name", 2 * CHART_MODELS)
+    rows = top_models(rows, "device_name", 2 * CHART_MODELS)
     keys = ["device", "device_name", "variant", "framework", "depth", "params"]
     rows = rows.assign(median_s_lo=rows["ci_lo_s"], median_s_hi=rows["ci_hi_s"])  # the engine's CI of the median
     return summarise(rows, keys, "median_s")
@@ -615,7 +615,7 @@ def sweep_by_device(frame: pd.DataFrame, workload: str = "depth-sweep") -> pd.Da
 def batch_by_accelerator(table: pd.DataFrame) -> pd.DataFrame:
     """Per accelerator model, transformer model, mode, loop, framework and batch size: the median speedup
     with its interval."""
-    rows = _top(table[table["batch_size"].notna()], "gpu_model")
+    rows = top_models(table[table["batch_size"].notna()], "gpu_model")
     keys = ["gpu_model", "model", "mode", "variant", "framework", "batch_size"]
     return summarise(rows, keys, "speedup")
 
@@ -655,7 +655,7 @@ def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
             columns=[*columns, "machines", "flips"]
             + [f"{f}{s}" for f in ("as_written", "tuned", "gpu_gain", "cpu_gain") for s in ("", "_lo", "_hi")]
         )
-    rows = _top(effect, "gpu_model")
+    rows = top_models(effect, "gpu_model")
     parts = [
         summarise(rows, columns, "as_written"),
         summarise(rows, columns, "tuned"),
@@ -700,7 +700,7 @@ def equivalence_summary(machines: dict[str, MachineSummary]) -> pd.DataFrame:
 def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
     """Per device model, workload point, loop and framework: the median time over the baseline's, with its
     interval."""
-    rows = _top(table, "device_name", 2 * CHART_MODELS)
+    rows = top_models(table, "device_name", 2 * CHART_MODELS)
     keys = ["device", "device_name", "workload", "point", "params", "variant", "framework"]
     return summarise(
         rows,

@@ -104,7 +104,8 @@ class Site:
 
     def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> ChartView:
         """Record a chart for export (PNG and SVG) and return its placeholder's view."""
-        spec = chart.to_dict()
+        with alt.data_transformers.disable_max_rows():  # chart data is bounded by design (see charts.py)
+            spec = chart.to_dict()
         self.exports[name] = spec
         return ChartView(name, spec, prefix)
 
@@ -409,16 +410,16 @@ def csv_files(site: Site) -> dict[str, str | bytes]:
 
 
 def advisor_page(site: Site) -> str:
-    grid = advisor.advisor_grid(site.speedups)
-    chart = site.chart("advisor", advisor.advisor_chart(grid)) if not grid.empty else None
+    grid, families = advisor.advisor_grid(site.speedups)
+    chart = site.chart("advisor", advisor.advisor_chart(grid, families)) if not grid.empty else None
     return render("advisor.md.j2", site=site.view(), chart=chart)
 
 
 def compare_page(site: Site) -> str:
-    rows, machines = advisor.compare_data(site)
+    rows, machines, keys = advisor.compare_data(site)
     chart = None
     if len(machines) >= 2 and not rows.empty:
-        chart = site.chart("compare", advisor.compare_chart(rows, machines))
+        chart = site.chart("compare", advisor.compare_chart(rows, machines, keys))
     limited = len(site.machines) > advisor.COMPARE_MACHINES
     return render("compare.md.j2", site=site.view(), chart=chart, limited=limited, limit=advisor.COMPARE_MACHINES)
 

@@ -167,15 +167,21 @@ def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
                 )
             )
     site = site_of(make_result(rows))
-    grid = advisor.advisor_grid(site.speedups)
-    grid = grid[(grid["framework"] == "torch") & (grid["variant"] == "tuned")]
+    grid, families = advisor.advisor_grid(site.speedups)
+    assert families == ["MLP, by parameter count (seed 001's depth sweep)"]
+    grid = grid[(grid["fw"] == "torch") & (grid["loop"] == "tuned")]
     at = grid.set_index("g")
     # 10^3 parameters: halfway in log between the measured 10^2 (0.25x) and 10^4 (1x): 0.5x
-    assert at.loc[30, "speedup"] == pytest.approx(0.5, rel=1e-3) and at.loc[30, "inside"]
-    assert at.loc[60, "speedup"] == pytest.approx(4.0, rel=1e-3)
-    assert not at.loc[70, "inside"] and pd.isna(at.loc[70, "speedup"]) and "no estimate" in at.loc[70, "answer"]
-    assert not at.loc[10, "inside"]
-    assert at.loc[45, "nearest"] == "depth=4" and at.loc[45, "machines"] == 1
+    assert at.loc[12, "s"] == pytest.approx(0.5, rel=1e-3)
+    assert at.loc[24, "s"] == pytest.approx(4.0, rel=1e-3)
+    assert advisor.answer(at.loc[12].to_dict() | {"g": 12}).startswith("0.50x (")
+    # Outside the measured range (10^2 .. 10^6) there is no row: the range row says why.
+    assert 28 not in at.index and 4 not in at.index
+    assert (
+        advisor.answer(at.loc[-1].to_dict() | {"g": -1})
+        == "no estimate: measured from 100 to 1,000,000 parameters only"
+    )
+    assert at.loc[18, "near"] == "depth=4" and at.loc[18, "n"] == 1
 
 
 def test_open_data_parquet_has_the_csv_rows(tmp_path):
