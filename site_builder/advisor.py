@@ -24,16 +24,16 @@ import numpy as np
 import pandas as pd
 
 from site_builder import aggregate
-from site_builder.charts import _label, ordered
+from site_builder.charts import ordered, point_labels
 from site_builder.uncertainty import Interval, verdict
 
 PARAM_STEPS = 4  # slider positions per decade of parameters
 PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
 BATCH_RANGE = (0, 10)  # batch 1 .. 1024, powers of two
-COMPARE_MACHINES = 60
+COMPARE_MACHINES = 60  # the newest machines offered by the compare page (its data grows with each)
 # Concatenated views cannot take their container's width in Vega-Lite: a width that fits a phone, with the
 # text of the answers broken into short lines.
-PANEL_WIDTH = 300  # the newest machines offered by the compare page (its data grows with each)
+PANEL_WIDTH = 300
 Z95 = 1.959964
 
 
@@ -207,7 +207,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
     ok = aggregate.ok_rows(everything)
     ok = ok[ok["machine_id"].isin(set(newest))]
-    ok = ordered(ok).assign(label=lambda t: _label(t))
+    ok = ordered(ok).assign(label=lambda t: point_labels(t))
     width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
     # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile (time
     # budget) and the framework and device kind are in the key too.

@@ -66,7 +66,7 @@ def ordered(table: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def _label(table: pd.DataFrame) -> pd.Series:
+def point_labels(table: pd.DataFrame) -> pd.Series:
     points = table["point"].astype("object").fillna("").astype(str)
     return pd.Series(
         [short_point(str(w), p) for w, p in zip(table["workload"], points, strict=True)], index=table.index
@@ -91,7 +91,7 @@ def _errorbar(base: alt.Chart, field: str, axis: str = "x") -> alt.Chart:
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
     """Median speedup across machines per workload point, loop and accelerator model, log scale, with the
     median's 95% interval."""
-    data = ordered(summary).assign(label=lambda t: _label(t))
+    data = ordered(summary).assign(label=lambda t: point_labels(t))
     data = data[["label", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "machines"]]
     tooltip: list[str | alt.Tooltip] = [
         alt.Tooltip("label:N", title="workload"),
@@ -123,7 +123,7 @@ def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
     """Speedup per workload point by accelerator model, coloured by vendor: the median over machines with its
     95% interval (the bar); the tooltip gives the range over machines."""
-    data = ordered(summary).assign(label=lambda t: _label(t))
+    data = ordered(summary).assign(label=lambda t: point_labels(t))
     cols = ["label", "variant", "gpu_vendor", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "lo", "hi"]
     data = data[[*cols, "machines"]]
     tooltip: list[str | alt.Tooltip] = [
@@ -163,7 +163,7 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
     cell whose 95% interval spans 1x is marked '?' (no clear winner)."""
     data = table[table["machine_id"].isin(machines)]
     data = ordered(data).assign(
-        label=lambda t: _label(t),
+        label=lambda t: point_labels(t),
         machine=lambda t: t["machine_id"].astype(str).str[:8] + " " + t["gpu_model"].astype(str),
         unclear=lambda t: (t["verdict"] == "no clear winner").map({True: "?", False: ""}),
     )
@@ -267,7 +267,7 @@ def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
 def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
     """Each workload point per accelerator model: speedup with the as-written loop (x) and the tuned one (y),
     each with its 95% interval."""
-    data = effect.assign(label=lambda t: _label(t), verdict=effect["flips"].map({True: "flips", False: "same"}))
+    data = effect.assign(label=lambda t: point_labels(t), verdict=effect["flips"].map({True: "flips", False: "same"}))
     cols = ["label", "workload", "gpu_model", "framework", "as_written", "tuned", "verdict", "machines"]
     data = data[[*cols, "as_written_lo", "as_written_hi", "tuned_lo", "tuned_hi"]]
     log = alt.Scale(type="log")
@@ -303,7 +303,7 @@ def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
 def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
     """How much the tuned loop speeds up each side: as-written time over tuned time, CPU and accelerator,
     each with its 95% interval."""
-    data = effect.assign(label=lambda t: _label(t))
+    data = effect.assign(label=lambda t: point_labels(t))
     long = pd.concat(
         [
             data.assign(
@@ -336,7 +336,7 @@ def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
 def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
     """Each framework's time over PyTorch's on the same machine, device and workload, log scale, with the
     median's 95% interval."""
-    data = ordered(table).assign(label=lambda t: _label(t))
+    data = ordered(table).assign(label=lambda t: point_labels(t))
     data = data[["label", "variant", "framework", "device", "device_name", "machines", "ratio", "ratio_lo", "ratio_hi"]]
     base = alt.Chart(data).encode(
         y=alt.Y("label:N", title=None, sort=None),
