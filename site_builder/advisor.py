@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from site_builder import aggregate
-from site_builder.charts import ordered, point_labels
+from site_builder.charts import one_x, ordered, point_labels
 from site_builder.uncertainty import Interval, verdict
 
 PARAM_STEPS = 4  # slider positions per decade of parameters
@@ -41,6 +41,27 @@ def _values(table: pd.DataFrame) -> pd.DataFrame:
     """A table for a chart, numbers to 5 significant digits to keep the page small. Its size is bounded here
     (by machines and device models), beyond Altair's default row limit, which Site.chart lifts."""
     return table.map(lambda v: float(f"{v:.5g}") if isinstance(v, float) and math.isfinite(v) else v)
+
+
+def _interval_panel(
+    base: alt.Chart,
+    fields: tuple[str, str, str],
+    title: str,
+    y: alt.Y,
+    color: alt.Color,
+    tooltip: list[Any],
+    row: int,
+) -> alt.LayerChart:
+    """A figure per row (log x) with its interval bar and the dashed 1x rule, PANEL_WIDTH wide."""
+    value, lo, hi = fields
+    scale = alt.Scale(type="log")
+    bars = base.mark_rule(strokeWidth=2).encode(
+        x=alt.X(f"{lo}:Q", scale=scale, title=title), x2=f"{hi}:Q", y=y, tooltip=tooltip
+    )
+    points = base.mark_point(filled=True, size=70).encode(
+        x=alt.X(f"{value}:Q", scale=scale), y=y, color=color, tooltip=tooltip
+    )
+    return alt.layer(bars, points, one_x()).properties(width=PANEL_WIDTH, height=alt.Step(row))
 
 
 def _families(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
@@ -169,16 +190,15 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         alt.Tooltip("n:Q", title="machines"),
     ]
     inside = base.transform_filter("datum.g != -1")
-    y = alt.Y("gpu:N", title=None)
-    x = alt.X("s:Q", scale=alt.Scale(type="log"), title="expected speedup over the CPU (x)")
-    bars = inside.mark_rule(strokeWidth=3).encode(
-        x=alt.X("lo:Q", scale=alt.Scale(type="log")), x2="hi:Q", y=y, tooltip=tooltip
+    chart = _interval_panel(
+        inside,
+        ("s", "lo", "hi"),
+        "expected speedup over the CPU (x)",
+        alt.Y("gpu:N", title=None),
+        alt.Color("gpu:N", legend=None),
+        tooltip,
+        row=36,
     )
-    points = inside.mark_point(filled=True, size=90).encode(
-        x=x, y=y, color=alt.Color("gpu:N", legend=None), tooltip=tooltip
-    )
-    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
-    chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(36))
     said = "(datum.lo > 1 ? 'accelerator faster' : (datum.hi < 1 ? 'CPU faster' : 'no clear winner'))"
     text = (
         base.transform_calculate(
@@ -307,27 +327,16 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
         alt.Tooltip("ratio_hi:Q", format=".3f", title="95% interval to"),
         "verdict:N",
     ]
-    y = alt.Y("key:N", title=None, sort=alt.EncodingSortField("k"))
-    x_scale = alt.Scale(type="log")
-    bars = paired.mark_rule(strokeWidth=2).encode(
-        x=alt.X("ratio_lo:Q", scale=x_scale, title="A's time / B's time (below 1x: A faster)"),
-        x2="ratio_hi:Q",
-        y=y,
-        tooltip=tooltip,
+    verdicts = alt.Scale(domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"])
+    chart = _interval_panel(
+        paired,
+        ("ratio", "ratio_lo", "ratio_hi"),
+        "A's time / B's time (below 1x: A faster)",
+        alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")),
+        alt.Color("verdict:N", scale=verdicts),
+        tooltip,
+        row=18,
     )
-    points = paired.mark_point(filled=True, size=60).encode(
-        x=alt.X("ratio:Q", scale=x_scale),
-        y=y,
-        color=alt.Color(
-            "verdict:N",
-            scale=alt.Scale(
-                domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"]
-            ),
-        ),
-        tooltip=tooltip,
-    )
-    one = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555").encode(x="one:Q")
-    chart = alt.layer(bars, points, one).properties(width=PANEL_WIDTH, height=alt.Step(18))
     fingerprint = (
         alt.Chart(_values(machines))
         .transform_filter("datum.machine_id == a || datum.machine_id == b")

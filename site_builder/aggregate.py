@@ -315,6 +315,17 @@ def _ratio_intervals(table: pd.DataFrame, numerator: str, denominator: str, esti
 TOO_FEW = "too few samples"
 
 
+def interval_columns(name: str, interval: Interval | None) -> dict[str, float]:
+    """{name, name_lo, name_hi} from an interval: NaN for an open side, and all NaN without an interval."""
+
+    def value(x: float | None) -> float:
+        return np.nan if x is None else x
+
+    if interval is None:
+        return {name: np.nan, f"{name}_lo": np.nan, f"{name}_hi": np.nan}
+    return {name: interval.estimate, f"{name}_lo": value(interval.lo), f"{name}_hi": value(interval.hi)}
+
+
 def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
     """Which side wins each row, only where its interval clears 1x; a row without an interval (one sample
     on each side) gets none."""
@@ -358,9 +369,7 @@ def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tupl
             row = dict(zip(keys, values, strict=True))
             row.update(
                 {
-                    estimate: interval.estimate,
-                    f"{estimate}_lo": np.nan if interval.lo is None else interval.lo,
-                    f"{estimate}_hi": np.nan if interval.hi is None else interval.hi,
+                    **interval_columns(estimate, interval),
                     "machines": group["machine_id"].nunique(),
                 }
             )
@@ -460,9 +469,7 @@ def _sweep_crossings(table: pd.DataFrame, keys: list[str], axis: str, at: str) -
                 **dict(zip(keys, values, strict=True)),
                 "gpu_model": group["gpu_model"].iloc[0],
                 "verdict": verdict,
-                at: interval.estimate if interval else np.nan,
-                f"{at}_lo": np.nan if interval is None or interval.lo is None else interval.lo,
-                f"{at}_hi": np.nan if interval is None or interval.hi is None else interval.hi,
+                **interval_columns(at, interval),
                 "low": xs[0],
                 "high": xs[-1],
                 "replicates": found[1].astype(np.float32) if found else None,
@@ -638,9 +645,7 @@ def crossover_summary(crossings: pd.DataFrame, at: str = "break_even_params") ->
                 "machines": group["machine_id"].nunique(),
                 "crossing": len(crossed),
                 "verdicts": "; ".join(f"{k} {n}" for k, n in group["verdict"].value_counts().items()),
-                at: interval.estimate if interval else np.nan,
-                f"{at}_lo": np.nan if interval is None or interval.lo is None else interval.lo,
-                f"{at}_hi": np.nan if interval is None or interval.hi is None else interval.hi,
+                **interval_columns(at, interval),
             }
         )
     return pd.DataFrame(rows, columns=columns)

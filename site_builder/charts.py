@@ -26,7 +26,7 @@ def _legend_highlight(chart: alt.Chart, field: str) -> alt.Chart:
 CONTAINER = "container"
 
 
-def _one_x(axis: str = "x") -> alt.Chart:
+def one_x(axis: str = "x") -> alt.Chart:
     """The dashed 1x rule: left of it (or below it) the CPU wins."""
     rule = alt.Chart(pd.DataFrame({"one": [1.0]})).mark_rule(strokeDash=[4, 4], color="#555")
     return rule.encode(x="one:Q") if axis == "x" else rule.encode(y="one:Q")
@@ -88,6 +88,20 @@ def _errorbar(base: alt.Chart, field: str, axis: str = "x") -> alt.Chart:
     return base.mark_rule(strokeWidth=2).encode(y=f"{field}_lo:Q", y2=f"{field}_hi:Q")
 
 
+def _dot_plot(
+    base: alt.Chart, field: str, title: str, pick: str, shape: alt.Shape | None = None, size: int = 60
+) -> alt.LayerChart:
+    """One point per row at `field` (log x) with its interval bar and the 1x rule; a legend click on `pick`
+    picks one series out. The shape of the site's dot plots; callers configure the legend."""
+    points = base.mark_point(filled=True, size=size).encode(
+        x=alt.X(f"{field}:Q", scale=alt.Scale(type="log"), title=title)
+    )
+    if shape is not None:
+        points = points.encode(shape=shape)
+    layered = _legend_highlight(_errorbar(base, field), pick) + _legend_highlight(points, pick) + one_x()
+    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200)
+
+
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
     """Median speedup across machines per workload point, loop and accelerator model, log scale, with the
     median's 95% interval."""
@@ -107,17 +121,9 @@ def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
         color=alt.Color("gpu_model:N", title="accelerator"),
         tooltip=tooltip,
     )
-    points = base.mark_point(filled=True, size=60).encode(
-        x=alt.X("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
-        shape=alt.Shape("variant:N", title="loop"),
-    )
-    bars = _errorbar(base, "speedup")
-    return (
-        (_legend_highlight(bars, "gpu_model") + _legend_highlight(points, "gpu_model") + _one_x())
-        .properties(width=CONTAINER)
-        .configure_axisY(labelLimit=200)
-        .configure_legend(orient="bottom", columns=2, labelLimit=260)
-    )
+    loop = alt.Shape("variant:N", title="loop")
+    chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_model", loop)
+    return chart.configure_legend(orient="bottom", columns=2, labelLimit=260)
 
 
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
@@ -146,13 +152,8 @@ def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
         ),
         tooltip=tooltip,
     )
-    points = base.mark_point(filled=True, size=50).encode(
-        x=alt.X("speedup:Q", scale=alt.Scale(type="log"), title=SPEEDUP_AXIS),
-        shape=alt.Shape("variant:N", title="loop"),
-    )
-    bars = _errorbar(base, "speedup")
-    layered = _legend_highlight(bars, "gpu_vendor") + _legend_highlight(points, "gpu_vendor") + _one_x()
-    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")
+    loop = alt.Shape("variant:N", title="loop")
+    return _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_vendor", loop, size=50).configure_legend(orient="bottom")
 
 
 VENDOR_COLOURS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Apple": "#555555", "Intel": "#0071c5", "other": "#999999"}
@@ -258,7 +259,7 @@ def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
         y=alt.Y("speedup:Q", scale=alt.Scale(type="log")), strokeDash=alt.StrokeDash("mode:N", title="mode")
     )
     return (
-        (_legend_highlight(band, "series") + _legend_highlight(lines, "series") + _one_x("y"))
+        (_legend_highlight(band, "series") + _legend_highlight(lines, "series") + one_x("y"))
         .properties(width=CONTAINER, height=320)
         .configure_legend(orient="bottom", columns=1, labelLimit=400)
     )
@@ -294,8 +295,8 @@ def loop_chart(effect: pd.DataFrame) -> alt.LayerChart:
         _legend_highlight(across, "workload"),
         _legend_highlight(up, "workload"),
         _legend_highlight(points, "workload"),
-        _one_x("x"),
-        _one_x("y"),
+        one_x("x"),
+        one_x("y"),
     )
     return layered.properties(width=CONTAINER, height=400).configure_legend(orient="bottom")
 
@@ -325,12 +326,8 @@ def gain_chart(effect: pd.DataFrame) -> alt.LayerChart:
             *_interval_tooltips("gain", "gain"),
         ],
     )
-    points = base.mark_point(filled=True, size=60).encode(
-        x=alt.X("gain:Q", scale=alt.Scale(type="log"), title="as-written time / tuned time (x)")
-    )
-    bars = _errorbar(base, "gain")
-    layered = _legend_highlight(bars, "side") + _legend_highlight(points, "side") + _one_x()
-    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")
+    title = "as-written time / tuned time (x)"
+    return _dot_plot(base, "gain", title, "side").configure_legend(orient="bottom")
 
 
 def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
@@ -351,10 +348,6 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
             *_interval_tooltips("ratio", "time / PyTorch's"),
         ],
     )
-    points = base.mark_point(filled=True, size=70).encode(
-        x=alt.X("ratio:Q", scale=alt.Scale(type="log"), title="time / PyTorch's time (below 1x: faster)"),
-        shape=alt.Shape("device:N"),
-    )
-    bars = _errorbar(base, "ratio")
-    layered = _legend_highlight(bars, "framework") + _legend_highlight(points, "framework") + _one_x()
-    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200).configure_legend(orient="bottom")
+    title = "time / PyTorch's time (below 1x: faster)"
+    chart = _dot_plot(base, "ratio", title, "framework", alt.Shape("device:N"), size=70)
+    return chart.configure_legend(orient="bottom")
