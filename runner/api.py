@@ -477,6 +477,8 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
     except (executor.Interrupted, KeyboardInterrupt):
         interrupted = True
         progress.note("Interrupted: writing the measurements that finished.")
+    finally:
+        executor.close_fork_servers()
     finished = datetime.now(timezone.utc)
     result = ResultFile(
         schema_version=SCHEMA_VERSION,

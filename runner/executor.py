@@ -3,6 +3,7 @@ crashes. A failure of any kind becomes data (an ErrorInfo) and the caller goes o
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -17,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from runner import privacy
+from runner import privacy, zygote
 
 EventHandler = Callable[[dict[str, Any]], None]
 # Starting a child and importing a framework can take a while on a cold disk (CUDA libraries are GBs).
@@ -47,9 +48,11 @@ def _reader(stream: IO[str], sink: queue.Queue[str | None]) -> None:
     sink.put(None)
 
 
-def _kill(proc: subprocess.Popen[str]) -> None:
+def _kill(proc: Child) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(proc.pid, signal.SIGKILL)  # a fork killed before it made its own group
     with contextlib.suppress(subprocess.TimeoutExpired):
         proc.wait(timeout=10)
 
@@ -75,25 +78,89 @@ def _describe_exit(code: int, stderr: str) -> ChildFailure:
     return ChildFailure("Crash", f"the measuring process exited with code {code}: {last}", stderr or None)
 
 
+_zygotes: dict[str, tuple[tuple[object, ...], zygote.Zygote]] = {}
+_zygotes_lock = threading.Lock()
+
+
+def _preload(framework: str) -> list[str]:
+    """What a framework's fork server imports: the worker, the framework, and its workload implementations."""
+    from runner.frameworks import FRAMEWORKS
+    from runner.workloads import all_workloads
+
+    modules = ["runner.worker", FRAMEWORKS[framework]]
+    for workload in all_workloads():
+        if framework in workload.implementations:
+            modules.append(workload.implementations[framework].partition(":")[0])
+    return list(dict.fromkeys(modules))
+
+
+def _zygote_for(framework: str | None) -> zygote.Zygote | None:
+    """The fork server for this framework, started on first use; None where there is none (another OS, switched
+    off with BENCHSITE_FORK_SERVER=0, or the framework fails to import: a fresh process then reports why).
+
+    A server serves only the environment and working directory it was started in: they are read at import
+    time by some libraries (TF_ENABLE_ONEDNN_OPTS), so a change starts a new server, as a fresh process would
+    see it."""
+    if framework is None or not zygote.SUPPORTED or os.environ.get("BENCHSITE_FORK_SERVER", "1") == "0":
+        return None
+    key = (tuple(sorted(os.environ.items())), os.getcwd(), sys.executable)
+    with _zygotes_lock:
+        known = _zygotes.get(framework)
+        if known is not None and (known[0] != key or not known[1].alive):
+            known[1].close()
+            known = None
+        if known is None:
+            known = (key, zygote.Zygote(_preload(framework)))
+            _zygotes[framework] = known
+    server = known[1]
+    return server if server.wait_ready(STARTUP_ALLOWANCE_S) else None
+
+
+def close_fork_servers() -> None:
+    """Stop every fork server (the end of a run; also at exit). Children already forked run on."""
+    with _zygotes_lock:
+        servers = [server for _, server in _zygotes.values()]
+        _zygotes.clear()
+    for server in servers:
+        server.close()
+
+
+atexit.register(close_fork_servers)
+
+
+Child = subprocess.Popen[str] | zygote.ForkedChild
+
+
+def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -> Child:
+    """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.worker`."""
+    server = _zygote_for(job.get("framework")) if env is None else None
+    if server is not None:
+        try:
+            return server.spawn(stderr)
+        except OSError:
+            pass  # the server went away: a fresh interpreter instead
+    return subprocess.Popen(
+        [sys.executable, "-m", "runner.worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+        start_new_session=True,  # own group: Ctrl-C stays with us
+        env=env,
+    )
+
+
 def run_child(
     job: dict[str, Any], on_event: EventHandler, timeout_s: float, env: dict[str, str] | None = None
 ) -> ChildFailure | None:
-    """Run one job in a fresh `python -m runner.worker` and pass its events to on_event.
+    """Run one job in a fresh measuring process (see `_start`) and pass its events to on_event.
 
     The time limit applies per case: it restarts at every `start` event (plus a start-up allowance
     for the first). Returns None when the child finished cleanly, else why it did not. Raises Interrupted
     on Ctrl-C after killing the child.
     """
     with tempfile.TemporaryFile() as stderr:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "runner.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            start_new_session=True,
-            env=env,  # own group: Ctrl-C stays with us
-        )
+        proc = _start(job, env, stderr)
         assert proc.stdin is not None and proc.stdout is not None
         lines: queue.Queue[str | None] = queue.Queue()
         reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)

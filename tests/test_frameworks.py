@@ -39,10 +39,11 @@ def test_framework_measures_the_suite(tmp_path, framework):
     tuned_cnn = result.measurements[3]
     assert tuned_cnn.notes and ("XLA" in tuned_cnn.notes[0] or "step per batch" in tuned_cnn.notes[0])
     # the equivalence check ran first and is in the file
-    assert {(c.workload, c.framework, c.status) for c in result.equivalence} == {
-        ("tabular-mlp", framework, "passed"),
-        ("mnist-cnn", framework, "passed"),
-    }
+    # (a TensorFlow mnist-cnn check once "failed" in a full run and never again; its detail says why next time)
+    checks = {(c.workload, c.framework, c.status) for c in result.equivalence}
+    assert checks == {("tabular-mlp", framework, "passed"), ("mnist-cnn", framework, "passed")}, [
+        (c.workload, c.status, c.detail) for c in result.equivalence
+    ]
 
 
 def test_transformer_says_why_it_is_pytorch_only(tmp_path):

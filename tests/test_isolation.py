@@ -27,7 +27,9 @@ def plugins(monkeypatch):
         monkeypatch.setenv(key, value)
 
 
-def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_path):
+@pytest.mark.parametrize("fork_server", ["1", "0"], ids=["fork-server", "fresh-interpreter"])
+def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_path, monkeypatch, fork_server):
+    monkeypatch.setenv("BENCHSITE_FORK_SERVER", fork_server)
     options = api.RunOptions(
         profile="tiny",
         workloads=["test-raise", "test-memory", "test-hang", "test-mixed", "test-invalid"],
@@ -57,6 +59,32 @@ def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_pa
     assert "SIGKILL" in result.measurements[1].error.message
     loaded, problems = storage.load(path)
     assert problems == [] and loaded == result
+
+
+def _report(tmp_path: Path, name: str) -> list[dict[str, str]]:
+    options = api.RunOptions(profile="tiny", workloads=["test-report"], devices=["cpu"], output=tmp_path / name)
+    result, _ = api.execute(api.plan_run(options))
+    assert [m.status for m in result.measurements] == ["ok"] * 4
+    return [dict(note.split("=", 1) for note in m.notes) for m in result.measurements]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
+def test_each_job_gets_a_fresh_fork_of_one_server_per_framework(plugins, tmp_path, monkeypatch):
+    monkeypatch.setenv("BENCHSITE_TEST_MARK", "first")
+    first = _report(tmp_path, "a.yaml")
+    # as-written and tuned are two jobs: two processes, forked from the same server (not from this process)
+    assert first[0]["pid"] == first[1]["pid"] != first[2]["pid"] == first[3]["pid"]
+    assert {r["ppid"] for r in first} != {str(os.getpid())} and len({r["ppid"] for r in first}) == 1
+    # nothing from the earlier job is left in the next one: each process built its own cases only
+    assert [r["built-before"] for r in first] == ["0", "1", "0", "1"]
+    assert {r["mark"] for r in first} == {"first"}
+    # the environment is read when the job starts, as a fresh process would: a change starts a new server
+    monkeypatch.setenv("BENCHSITE_TEST_MARK", "second")
+    second = _report(tmp_path, "b.yaml")
+    assert {r["mark"] for r in second} == {"second"} and second[0]["ppid"] != first[0]["ppid"]
+    # and the servers stop with the run
+    left = subprocess.run(["pgrep", "-f", "runner.zygote"], capture_output=True, text=True).stdout.split()
+    assert not {r["ppid"] for r in first + second} & set(left)
 
 
 def test_ctrl_c_keeps_finished_measurements(tmp_path):

@@ -95,8 +95,7 @@ def main() -> None:
         action="append",
         default=[],
         help="an environment variable the transcription does not get, e.g. PYTHONPATH where it only carries "
-        "the harness's own packages (on the lent GPU machines a PYTHONPATH holding pydantic made seed 000's "
-        "DataLoader epochs twice as slow: 462 against 241 ms)",
+        "the harness's own packages",
     )
     args = parser.parse_args()
 
@@ -118,6 +117,9 @@ def main() -> None:
                 bench.append(mean_per_unit(m))
                 bench_medians.append(m.median_s)
                 trans.append(transcription(row, device, max(3, round(args.seconds / m.median_s)), args.drop_env))
+                # each round as it ends: a command cut short by a time limit still shows what it measured
+                line = f"  round {len(trans)}: seed {trans[-1] * 1e3:.2f}, benchsite {bench[-1] * 1e3:.2f} ms"
+                print(line, flush=True)
             b, t = statistics.median(bench), statistics.median(trans)
             entry = {
                 "seed": row["seed"],

@@ -39,8 +39,20 @@ class Program:
         return []
 
 
+# What a measuring process built before: a process that served an earlier job would still hold it.
+BUILT: list[str] = []
+
+
 def build(case: Case, variant: str, device: object) -> Program:
     program = Program(case.point["behaviour"])
+    if case.point["behaviour"] == "report":  # where and in what state this measuring process runs
+        program.notes = [
+            f"pid={os.getpid()}",
+            f"ppid={os.getppid()}",
+            f"built-before={len(BUILT)}",
+            f"mark={os.environ.get('BENCHSITE_TEST_MARK', '-')}",
+        ]
+    BUILT.append(variant)
     if case.point["behaviour"] == "invalid":
         program.precision = "fp99"  # not a precision the result format knows
     return program
@@ -72,6 +84,19 @@ for name, behaviours in {
             variants=("as-written",),
         )
     )
+
+register(
+    Workload(
+        "test-report",
+        "t",
+        "reports its process",
+        "says where it ran",
+        "step",
+        _cases("test-report", ["report", "report"]),
+        {"torch": MODULE},
+        variants=("as-written", "tuned"),
+    )
+)
 
 register(
     Workload(

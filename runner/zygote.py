@@ -1,0 +1,229 @@
+"""A fork server per framework: the framework is imported once per run, every measuring process is a fresh fork.
+
+Each measuring child used to start as `python -m runner.worker` and import its framework (TensorFlow 6.6 s,
+PyTorch 1.9 s on a 2-core VM): 34 children in a quick run with three frameworks spent about 80 of its 388 s
+importing. A zygote (`python -m runner.zygote FRAMEWORK MODULE...`) imports the framework and the harness's
+modules for it, runs nothing, and then forks one child per job. A fork has the imports and nothing else: no
+device initialised (the zygote never touches a device, so CUDA is first initialised in the child, as in a fresh
+process), no model built, no memory allocated by an earlier job. So every job still gets a process of its own,
+and a crash, hang or out-of-memory kill still takes only that job.
+
+The protocol, on a Unix socket pair (the zygote's stdin): the parent sends one byte with three file descriptors
+(the child's stdin, stdout and stderr); the zygote forks, the child starts its own session, takes the three as
+0, 1 and 2 and runs `runner.worker.main()`. The zygote answers `pid N`, and `exit N CODE` when it has reaped
+that child (CODE as `subprocess` gives it: negative for a signal). The zygote exits when the socket closes.
+
+Linux only: macOS's system frameworks are not safe to use after fork() and Windows has none.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+from typing import IO
+
+SUPPORTED = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
+REAP_EVERY_S = 0.05  # how often the server looks for ended children while it has any
+UNKNOWN_EXIT = 0  # the code reported for a child whose server died first (the caller sees it gave no result)
+
+
+def _child(fds: list[int], server: socket.socket) -> None:
+    """In the fork: become a fresh measuring process and never return."""
+    code = 1
+    try:
+        server.close()
+        os.setsid()  # its own process group: the parent stops it (and its DataLoader workers) with killpg
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a fresh interpreter
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        sys.stdin = os.fdopen(0, "r")
+        sys.stdout = os.fdopen(1, "w", buffering=1)
+        sys.stderr = os.fdopen(2, "w", buffering=1)
+        from runner import worker
+
+        code = worker.main()
+    except BaseException:  # the child must never fall back into the server's loop
+        import traceback
+
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def serve(modules: list[str]) -> None:
+    for name in modules:
+        importlib.import_module(name)
+    server = socket.socket(fileno=0)
+    server.sendall(b"ready\n")
+    children: set[int] = set()
+    while True:
+        readable, _, _ = select.select([server], [], [], REAP_EVERY_S if children else None)
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            children.discard(pid)
+            server.sendall(f"exit {pid} {os.waitstatus_to_exitcode(status)}\n".encode())
+        if not readable:
+            continue
+        message, fds, _, _ = socket.recv_fds(server, 1, 3)
+        if not message:
+            return  # the parent is gone or done: the children it started run on to their end
+        pid = os.fork()
+        if pid == 0:
+            _child(fds, server)
+        for fd in fds:
+            os.close(fd)
+        children.add(pid)
+        server.sendall(f"pid {pid}\n".encode())
+
+
+class Zygote:
+    """The parent's handle on one fork server."""
+
+    def __init__(self, modules: list[str]) -> None:
+        import subprocess
+
+        self._sock, theirs = socket.socketpair()
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "runner.zygote", *modules],
+            stdin=theirs.fileno(),
+            stdout=subprocess.DEVNULL,
+            start_new_session=True,  # Ctrl-C is for the parent to handle
+        )
+        theirs.close()
+        self._lock = threading.Lock()  # one fork request at a time
+        self._cond = threading.Condition()
+        self._pids: list[int] = []
+        self._exits: dict[int, int] = {}
+        self._ready = False
+        self.alive = True
+        threading.Thread(target=self._read, daemon=True, name="zygote-reader").start()
+
+    def _read(self) -> None:
+        with self._sock.makefile("rb") as stream:
+            for line in stream:
+                kind, *rest = line.decode().split()
+                with self._cond:
+                    if kind == "ready":
+                        self._ready = True
+                    elif kind == "pid":
+                        self._pids.append(int(rest[0]))
+                    elif kind == "exit":
+                        self._exits[int(rest[0])] = int(rest[1])
+                    self._cond.notify_all()
+        with self._cond:
+            self.alive = False
+            self._cond.notify_all()
+
+    def wait_ready(self, timeout_s: float) -> bool:
+        with self._cond:
+            self._cond.wait_for(lambda: self._ready or not self.alive, timeout=timeout_s)
+            return self._ready and self.alive
+
+    def spawn(self, stderr: IO[bytes]) -> ForkedChild:
+        """A fresh fork with pipes for stdin and stdout and `stderr` as its stderr. Raises OSError if the
+        server is gone."""
+        stdin_r, stdin_w = os.pipe()
+        stdout_r, stdout_w = os.pipe()
+        try:
+            with self._lock:
+                socket.send_fds(self._sock, [b"f"], [stdin_r, stdout_w, stderr.fileno()])
+                with self._cond:
+                    if not self._cond.wait_for(lambda: self._pids or not self.alive, timeout=60):
+                        raise OSError("the fork server did not answer")
+                    if not self._pids:
+                        raise OSError("the fork server is gone")
+                    pid = self._pids.pop(0)
+        except BaseException:
+            for fd in (stdin_w, stdout_r):
+                os.close(fd)
+            raise
+        finally:
+            os.close(stdin_r)
+            os.close(stdout_w)
+        return ForkedChild(
+            self, pid, os.fdopen(stdin_w, "w"), os.fdopen(stdout_r, "r", encoding="utf-8", errors="replace")
+        )
+
+    def exit_code(self, pid: int, timeout_s: float | None) -> int | None:
+        """The child's exit code once the zygote has reaped it; None if it is still running after timeout_s."""
+        deadline = None if timeout_s is None else time.monotonic() + timeout_s
+        with self._cond:
+            self._cond.wait_for(lambda: pid in self._exits or not self.alive, timeout=timeout_s)
+            if pid in self._exits:
+                return self._exits.pop(pid)
+        # The server died before reaping it: wait for the process to go; its exit code is lost with the server.
+        while not _gone(pid):
+            if deadline is not None and time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+        return UNKNOWN_EXIT
+
+    def close(self) -> None:
+        self.alive = False
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        try:
+            self._proc.wait(timeout=10)
+        except Exception:  # a server that does not stop is killed
+            self._proc.kill()
+            self._proc.wait()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+class ForkedChild:
+    """What `runner.executor` needs of a `subprocess.Popen`, for a child forked by a zygote."""
+
+    def __init__(self, zygote: Zygote, pid: int, stdin: IO[str], stdout: IO[str]) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.stdin = stdin
+        self.stdout = stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self.returncode = self._zygote.exit_code(self.pid, 0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        import subprocess
+
+        if self.returncode is None:
+            self.returncode = self._zygote.exit_code(self.pid, timeout)
+        if self.returncode is None:
+            raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0)
+        return self.returncode
+
+
+if __name__ == "__main__":
+    serve(sys.argv[1:])
