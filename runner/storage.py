@@ -28,6 +28,36 @@ _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoade
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
+class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
+    """YAML's safe loader, refusing what a strict reader refuses: a key given twice in one mapping (YAML says
+    keys are unique; PyYAML keeps the last one silently, so a file could show a reviewer one value and the
+    site another) and merge keys (`<<`), which copy fields in from elsewhere."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], yaml.Node] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "merge keys (<<) are not allowed in result files", key_node.start_mark
+                    )
+                if isinstance(key_node, yaml.ScalarNode):
+                    key = (key_node.tag, key_node.value)
+                    if key in first:
+                        line = first[key].start_mark.line + 1
+                        raise yaml.constructor.ConstructorError(
+                            None,
+                            None,
+                            f"duplicate key {key_node.value!r} (first given on line {line})",
+                            key_node.start_mark,
+                        )
+                    first[key] = key_node
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
+
+
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with one file: where, and what."""
@@ -127,7 +157,7 @@ def parse(text: str | bytes, path: str = "<string>") -> tuple[ResultFile | None,
     if anchors:
         return None, anchors
     try:
-        data: Any = yaml.load(text, Loader=_SafeLoader)
+        data: Any = yaml.load(text, Loader=_StrictLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -62,3 +62,40 @@ def test_kill_9_mid_write_leaves_no_result_file(tmp_path):
     leftovers = list(tmp_path.iterdir())
     assert all(p.name.startswith(".") for p in leftovers)
     assert storage.iter_result_paths([tmp_path]) == []
+
+
+def _real_result_text() -> str:
+    from tests.conftest import TESTS
+
+    return sorted((TESTS.parent / "results").rglob("*.yaml"))[0].read_text()
+
+
+@pytest.mark.parametrize(
+    ("edit", "field", "reason"),
+    [
+        # a second samples_per_s under the first measurement's own: PyYAML alone keeps the last one silently
+        (
+            lambda t: t.replace("  samples_per_s:", "  samples_per_s: 1.0e+12\n  samples_per_s:", 1),
+            "line",
+            "duplicate key 'samples_per_s'",
+        ),
+        (
+            lambda t: t.replace("schema_version:", "schema_version: 3\nschema_version:", 1),
+            "line 2,",
+            "duplicate key 'schema_version' (first given on line 1)",
+        ),
+        (
+            lambda t: t.replace("suite:\n", "suite:\n  <<: {profile: standard}\n", 1),
+            "line",
+            "merge keys (<<) are not allowed",
+        ),
+    ],
+    ids=["duplicate-nested", "duplicate-top", "merge-key"],
+)
+def test_duplicate_and_merge_keys_are_refused_with_their_line(edit, field, reason):
+    text = _real_result_text()
+    result, problems = storage.parse(text, "r.yaml")
+    assert result is not None and problems == []  # the unedited file is valid
+    result, problems = storage.parse(edit(text), "r.yaml")
+    assert result is None and len(problems) == 1
+    assert problems[0].field.startswith(field) and reason in problems[0].message, problems[0]
