@@ -326,6 +326,6 @@ class ResultFile(Strict):
 def json_schema() -> dict[str, object]:
     """The published JSON Schema of a result file."""
     schema = ResultFile.model_json_schema()
-    schema["$id"] = f"https://benchsite.dev/schema/result-v{SCHEMA_VERSION}.json"
+    schema["$id"] = f"urn:benchsite:result-v{SCHEMA_VERSION}"  # a name, not an address: no domain is claimed
     schema["title"] = "benchsite result file"
     return schema

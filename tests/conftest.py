@@ -200,6 +200,7 @@ def build_site(results: Path, out: Path, strict: bool = False, site_url: str | N
     import subprocess
 
     env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1" if strict else "0"}
+    env.pop("BENCHSITE_SITE_URL", None)  # the default unless the test names one
     if site_url:
         env["BENCHSITE_SITE_URL"] = site_url
     return subprocess.run(

@@ -155,6 +155,11 @@ def test_the_committed_results_build_strict(tmp_path):
     frameworks = (tmp_path / "site" / "frameworks.html").read_text()
     assert "<td>TensorFlow</td>" in frameworks and "<td>JAX</td>" in frameworks
     assert "<td>passed</td>" in frameworks and "<td>unchecked</td>" not in frameworks and "failed on" not in frameworks
+    # by default the site names no domain (the project owns none): no address in any page, sitemap or schema
+    site = tmp_path / "site"
+    named = [p for p in site.rglob("*") if p.is_file() and p.suffix in {".html", ".xml", ".json", ".js"}]
+    assert not [p for p in named if "benchsite.dev" in p.read_text(errors="replace")]
+    assert "<loc>" not in (site / "sitemap.xml").read_text() and 'rel="canonical"' not in home
 
 
 def _check(framework: str, status: str, **extra) -> EquivalenceCheck:
