@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -41,6 +42,34 @@ def _printable(value: str) -> str:
     return value
 
 
+# Scripts that may share a name with Latin letters: Latin beside Han, kana or Hangul cannot be mistaken for
+# another name (Unicode's "highly restrictive" profile, UTS #39). Latin beside Cyrillic or Greek can: an
+# "H100" whose H is Cyrillic En (U+041D) reads as an H100 and is another name.
+_WITH_LATIN = frozenset({"CJK", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO"})
+
+
+def _script(char: str) -> str:
+    return unicodedata.name(char, "UNKNOWN").split(" ", 1)[0]
+
+
+def _plain_name(value: str) -> str:
+    """A name people read (a CPU, GPU or device model, a version): printable, no invisible formatting
+    characters (zero-width, bidi marks and overrides: category Cf), letters from one script, NFKC-normalised
+    (a full-width or ligature form becomes its plain letters), so that two names that look alike are alike."""
+    _printable(value)
+    invisible = sorted({f"U+{ord(c):04X}" for c in value if unicodedata.category(c) == "Cf"})
+    if invisible:
+        raise ValueError(f"contains invisible formatting characters ({', '.join(invisible)})")
+    value = unicodedata.normalize("NFKC", value)
+    scripts = {_script(c) for c in value if c.isalpha()}
+    if len(scripts) > 1 and not (scripts - {"LATIN"}) <= _WITH_LATIN:
+        raise ValueError(
+            f"mixes the {', '.join(sorted(scripts))} scripts: letters from different alphabets that look alike "
+            "could make one device pass for another"
+        )
+    return value
+
+
 def _finite(value: float) -> float:
     if not math.isfinite(value):
         raise ValueError("must be a finite number")
@@ -48,6 +77,7 @@ def _finite(value: float) -> float:
 
 
 Text = Annotated[str, Field(max_length=200), AfterValidator(_printable)]
+Name = Annotated[str, Field(max_length=200), AfterValidator(_plain_name)]
 LongText = Annotated[str, Field(max_length=4000), AfterValidator(_printable)]
 Finite = Annotated[float, AfterValidator(_finite)]
 PositiveSeconds = Annotated[float, Field(gt=0), AfterValidator(_finite)]
@@ -71,8 +101,8 @@ class Strict(BaseModel):
 
 
 class Cpu(Strict):
-    model: Text = Field(description="Marketing name, e.g. 'AMD EPYC 9654 96-Core Processor'.")
-    vendor: Text = Field(description="'GenuineIntel', 'AuthenticAMD', 'Apple', 'ARM', ... or 'unknown'.")
+    model: Name = Field(description="Marketing name, e.g. 'AMD EPYC 9654 96-Core Processor'.")
+    vendor: Name = Field(description="'GenuineIntel', 'AuthenticAMD', 'Apple', 'ARM', ... or 'unknown'.")
     arch: Text = Field(description="Machine architecture as the OS names it: x86_64, aarch64, arm64.")
     physical_cores: int | None = Field(None, ge=1, description="Physical cores over all sockets.")
     logical_cpus: int = Field(ge=1, description="Logical CPUs (hardware threads) the OS exposes.")
@@ -87,7 +117,7 @@ class Cpu(Strict):
 
 class Accelerator(Strict):
     vendor: Literal["nvidia", "amd", "apple", "intel", "other"]
-    model: Text = Field(description="e.g. 'NVIDIA H100 80GB HBM3', 'AMD Radeon RX 6800M', 'Apple M2 Pro'.")
+    model: Name = Field(description="e.g. 'NVIDIA H100 80GB HBM3', 'AMD Radeon RX 6800M', 'Apple M2 Pro'.")
     count: int = Field(1, ge=1, description="Identical devices of this model in the machine.")
     memory_gib: NonNegative | None = Field(None, description="Memory per device (unified memory on Apple).")
     driver: Text | None = None
@@ -125,7 +155,7 @@ class Machine(Strict):
 
 class FrameworkInfo(Strict):
     name: Identifier = Field(description="torch, tensorflow, jax, ...")
-    version: Text | None = Field(None, description="Missing when the framework could not be imported.")
+    version: Name | None = Field(None, description="Missing when the framework could not be imported.")
     available: bool
     reason: LongText | None = Field(None, description="Why it is unavailable, when it is.")
     build: dict[Identifier, Text | bool | int | None] = Field(
@@ -177,7 +207,7 @@ class DevicePeak(Strict):
 
     framework: Identifier
     device: DeviceKind
-    device_name: Text
+    device_name: Name
     dtype: Literal["fp32", "tf32", "bf16", "fp16"] = Field(description="Operand type of the product.")
     n: int = Field(ge=1, description="Side of the square matrices.")
     median_s: PositiveSeconds = Field(description="Median seconds per product.")
@@ -216,7 +246,7 @@ class Measurement(Strict):
     )
     framework: Identifier
     device: DeviceKind
-    device_name: Text = Field(description="The CPU or accelerator model the measurement ran on.")
+    device_name: Name = Field(description="The CPU or accelerator model the measurement ran on.")
     precision: Literal["fp32", "bf16", "fp16"] = "fp32"
     status: Status
     error: ErrorInfo | None = None

@@ -76,6 +76,17 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
             short = {"device_name": m.device_name, "point": m.point, "workload": m.workload}
             for where, chars in _unsafe_text(short, f"measurements[{i}]"):
                 problems.append(Problem(path, where, f"contains {chars!r}: not allowed in names and versions"))
+    for i, accelerator in enumerate(result.machine.accelerators):
+        if not any(gpu_peak_tflops(accelerator.model, p) for p in ("fp32", "tf32", "bf16", "fp16")):
+            problems.append(
+                Problem(
+                    path,
+                    f"machine.accelerators[{i}].model",
+                    f"{accelerator.model!r} is not in the peak table (runner/peaks.py): its timings cannot be "
+                    "checked against what the device can do; a maintainer adds its spec-sheet peaks",
+                    "warning",
+                )
+            )
     synced = {(t.framework, t.device) for t in result.sync_selftests if t.passed}
     unsynced: dict[tuple[str, str], int] = defaultdict(int)
     for i, m in enumerate(result.measurements):

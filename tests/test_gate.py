@@ -203,3 +203,37 @@ def test_fuzz_corpus_files_mutated_bytewise():
                 if copy_:
                     copy_[rng.randrange(len(copy_))] = rng.randrange(256)
             gate(bytes(copy_))
+
+
+def _with_names(cpu: str | None = None, gpu: str | None = None) -> dict:
+    data = yaml.safe_load(BASE.read_text())
+    if cpu is not None:
+        data["machine"]["cpu"]["model"] = cpu
+    if gpu is not None:
+        data["machine"]["accelerators"][0]["model"] = gpu
+    return data
+
+
+@pytest.mark.parametrize(
+    ("cpu", "stored"),
+    [
+        ("\uff29\uff4e\uff54\uff45\uff4c Xeon", "Intel Xeon"),  # full-width letters are stored as plain ones (NFKC)
+        ("\u042d\u043b\u044c\u0431\u0440\u0443\u0441-8\u0421", None),  # one script, not Latin: a real Elbrus name
+        ("\u9f99\u82af 3A6000 (Loongson)", None),  # Han beside Latin cannot pass for another name
+    ],
+    ids=["full-width", "cyrillic-only", "han-and-latin"],
+)
+def test_plain_names_in_any_one_script_are_accepted_and_normalised(cpu, stored):
+    result, problems = storage.parse(yaml.safe_dump(_with_names(cpu=cpu), allow_unicode=True), "r.yaml")
+    assert problems == [] and result is not None
+    assert result.machine.cpu.model == (stored or cpu)
+
+
+def test_a_gpu_the_peak_table_does_not_know_is_a_warning_that_names_it(tmp_path):
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(_with_names(gpu="Acme Tensor Engine 9000"), allow_unicode=True))
+    report = validate([path])
+    unknown = [p for p in report.problems if "not in the peak table" in p.message]
+    assert [(p.field, p.severity) for p in unknown] == [("machine.accelerators[0].model", "warning")]
+    assert "Acme Tensor Engine 9000" in unknown[0].message
+    assert [p for p in validate([path], strict=True).errors if "peak table" in p.message]

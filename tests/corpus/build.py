@@ -68,6 +68,12 @@ def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
             "not allowed",
         )
     mutate("bidi-override", ("machine", "cpu", "model"), "Intel\u202e Xeon", "machine.cpu.model", "control")
+    # names that look like another device's: a Cyrillic En for the H, invisible characters inside
+    cyrillic_h = "NVIDIA \u041d100 80GB HBM3"
+    mutate("cyrillic-h-in-gpu-model", ("machine", "accelerators", 0, "model"), cyrillic_h, "model", "mixes the")
+    mutate("zero-width-space-in-cpu-model", ("machine", "cpu", "model"), "Intel\u200bXeon", "cpu.model", "invisible")
+    rtl_mark = "NVIDIA H100\u200f 80GB HBM3"
+    mutate("rtl-mark-in-device-name", ("measurements", 0, "device_name"), rtl_mark, "device_name", "invisible")
     mutate("control-character", ("machine", "cpu", "model"), "Intel\x07Xeon", "machine.cpu.model", "control")
     mutate("overlong-text", ("machine", "cpu", "model"), "X" * 300, "machine.cpu.model", "at most 200")
     mutate("nan-time", ("measurements", 0, "median_s"), float("nan"), "measurements[0].median_s", "got nan")
@@ -114,6 +120,7 @@ def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
     text = yaml.safe_dump(base, sort_keys=False)
     out["truncated"] = (text[: len(text) // 2].rsplit("\n", 3)[0] + "\n  - {workload: [", "", "not valid YAML")
     out["python-object-tag"] = ("schema_version: !!python/object/apply:os.system ['true']\n", "", "not valid YAML")
+    out["duplicate-key"] = (text.replace("\nmachine:\n", "\nschema_version: 3\nmachine:\n", 1), "line", "duplicate key")
     out["top-level-list"] = ("- 1\n- 2\n", "", "mapping at the top level")
     out["binary-garbage"] = (random.Random(4).randbytes(2048), "", "not")
     out["empty"] = ("", "", "mapping at the top level")
