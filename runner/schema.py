@@ -337,7 +337,9 @@ class Run(Strict):
 
 class ResultFile(Strict):
     schema_version: Literal[1, 2, 3] = Field(description="Version of this format; see runner/schema.py.")
-    benchsite_version: Text
+    benchsite_version: Annotated[str, Field(max_length=64, pattern=r"^\d+\.\d+\.\d+([.+-][0-9A-Za-z.+-]*)?$")] = Field(
+        description="The benchsite release that wrote the file (no newer than the gate that reads it)."
+    )
     suite: Suite
     run: Run
     machine: Machine

@@ -16,13 +16,15 @@ errors. Memory stays bounded: per file only the figures the cross-file checks ne
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from runner import storage
+from runner import __version__, storage
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import ResultFile
 from runner.storage import Problem
@@ -33,6 +35,10 @@ from runner.storage import Problem
 UNSAFE_CHARS = frozenset("<>`")
 FREE_TEXT_EXEMPT = {"error", "traceback", "reason", "detail", "top_ops", "warnings", "notes", "skip_reason", "message"}
 COHORT_MIN_MACHINES = 3
+# No result can be older than benchsite's first release, or from further ahead than a badly set clock allows.
+FIRST_RELEASE = datetime(2026, 11, 22, tzinfo=timezone.utc)
+CLOCK_SKEW = timedelta(days=1)
+_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:[.+-][0-9A-Za-z.+-]*)?$")
 COHORT_FACTOR = 10.0
 FLOPS_RTOL = 0.01
 
@@ -87,6 +93,7 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                     "warning",
                 )
             )
+    problems += _time_and_version(path, result)
     synced = {(t.framework, t.device) for t in result.sync_selftests if t.passed}
     unsynced: dict[tuple[str, str], int] = defaultdict(int)
     for i, m in enumerate(result.measurements):
@@ -140,6 +147,45 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                 "sync_selftests",
                 f"{count} {framework} timing(s) on {device} but no passed sync self-test for {framework}/{device}: "
                 "accelerator timings that may not wait for the device are not accepted",
+            )
+        )
+    return problems
+
+
+def _version(text: str) -> tuple[int, ...] | None:
+    match = _VERSION.match(text)
+    return tuple(int(part) for part in match.groups()) if match else None
+
+
+def _time_and_version(path: str, result: ResultFile) -> list[Problem]:
+    """When the run happened and which benchsite wrote it: nothing from the future (beyond a day of clock skew),
+    nothing before the first release, and no benchsite newer than this gate."""
+    problems = []
+    run = result.run
+    now = datetime.now(timezone.utc)
+    started, finished = (t if t.tzinfo else t.replace(tzinfo=timezone.utc) for t in (run.started_at, run.finished_at))
+    for name, when in (("started_at", started), ("finished_at", finished)):
+        if when > now + CLOCK_SKEW:
+            problems.append(Problem(path, f"run.{name}", f"{when.isoformat()} is in the future"))
+        elif when < FIRST_RELEASE:
+            problems.append(
+                Problem(
+                    path,
+                    f"run.{name}",
+                    f"{when.isoformat()} is before benchsite's first release ({FIRST_RELEASE:%Y-%m-%d})",
+                )
+            )
+    if finished < started:
+        problems.append(Problem(path, "run.finished_at", "the run finished before it started"))
+    written, gate = _version(result.benchsite_version), _version(__version__)
+    if written is None:
+        problems.append(Problem(path, "benchsite_version", f"{result.benchsite_version!r} is not a benchsite version"))
+    elif gate is not None and written > gate:
+        problems.append(
+            Problem(
+                path,
+                "benchsite_version",
+                f"{result.benchsite_version} is newer than this gate ({__version__}): no such release exists yet",
             )
         )
     return problems

@@ -224,7 +224,11 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
             update={
                 "machine": base.machine.model_copy(update={"id": machine_id}),
                 "run": base.run.model_copy(
-                    update={"id": f"{i:032x}", "started_at": base.run.started_at + timedelta(hours=i)}
+                    update={
+                        "id": f"{i:032x}",
+                        "started_at": base.run.started_at - timedelta(minutes=i + 1),
+                        "finished_at": base.run.started_at - timedelta(minutes=i),
+                    }
                 ),
                 "measurements": [retime(m, m.median_s * (1 + i)) for m in base.measurements],
             }

@@ -74,6 +74,10 @@ def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
     mutate("zero-width-space-in-cpu-model", ("machine", "cpu", "model"), "Intel\u200bXeon", "cpu.model", "invisible")
     rtl_mark = "NVIDIA H100\u200f 80GB HBM3"
     mutate("rtl-mark-in-device-name", ("measurements", 0, "device_name"), rtl_mark, "device_name", "invisible")
+    # when and by what: no run from the future or from before the first release, no benchsite that does not exist
+    mutate("started-in-2099", ("run", "started_at"), "2099-01-01T00:00:00+00:00", "run.started_at", "in the future")
+    mutate("started-in-2020", ("run", "started_at"), "2020-01-01T00:00:00+00:00", "run.started_at", "first release")
+    mutate("benchsite-version-99", ("benchsite_version",), "99.0.0", "benchsite_version", "newer than this gate")
     mutate("control-character", ("machine", "cpu", "model"), "Intel\x07Xeon", "machine.cpu.model", "control")
     mutate("overlong-text", ("machine", "cpu", "model"), "X" * 300, "machine.cpu.model", "at most 200")
     mutate("nan-time", ("measurements", 0, "median_s"), float("nan"), "measurements[0].median_s", "got nan")
