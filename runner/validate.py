@@ -7,6 +7,9 @@ the results/<machine-id>/ path rule) it checks what a schema cannot:
 - synchronisation: a timing on an accelerator needs a passed sync self-test for that framework and device;
 - physics: achieved FLOP/s above the device's peak (runner.peaks) is impossible;
 - uniqueness: a run id appears in one file only;
+- time and version: no run from the future (beyond a day of skew) or before the first release, none that ends
+  before it starts, no benchsite_version newer than this gate;
+- unknown GPUs (warnings): an accelerator model the peak table does not know cannot be checked by physics;
 - cohorts (warnings): a measurement 10x away from the median of the same workload, loop, framework and
   device model on at least three other machines.
 
