@@ -77,6 +77,8 @@ def _finite(value: float) -> float:
 
 
 Text = Annotated[str, Field(max_length=200), AfterValidator(_printable)]
+# A release number, MAJOR.MINOR.PATCH with an optional suffix; runner.validate compares the first three.
+VERSION_PATTERN = r"^(\d+)\.(\d+)\.(\d+)(?:[.+-][0-9A-Za-z.+-]*)?$"
 Name = Annotated[str, Field(max_length=200), AfterValidator(_plain_name)]
 LongText = Annotated[str, Field(max_length=4000), AfterValidator(_printable)]
 Finite = Annotated[float, AfterValidator(_finite)]
@@ -337,7 +339,7 @@ class Run(Strict):
 
 class ResultFile(Strict):
     schema_version: Literal[1, 2, 3] = Field(description="Version of this format; see runner/schema.py.")
-    benchsite_version: Annotated[str, Field(max_length=64, pattern=r"^\d+\.\d+\.\d+([.+-][0-9A-Za-z.+-]*)?$")] = Field(
+    benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
         description="The benchsite release that wrote the file (no newer than the gate that reads it)."
     )
     suite: Suite

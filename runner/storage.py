@@ -55,9 +55,6 @@ class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
         return super().construct_mapping(node, deep=deep)
 
 
-_StrictLoader.add_constructor("tag:yaml.org,2002:map", _StrictLoader.construct_yaml_map)
-
-
 @dataclass(frozen=True)
 class Problem:
     """One thing wrong with one file: where, and what."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from runner import __version__, storage
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
-from runner.schema import ResultFile
+from runner.schema import VERSION_PATTERN, ResultFile
 from runner.storage import Problem
 
 # Characters refused in names and other short fields (machine, software, device names, sweep points, the
@@ -38,12 +38,11 @@ from runner.storage import Problem
 UNSAFE_CHARS = frozenset("<>`")
 FREE_TEXT_EXEMPT = {"error", "traceback", "reason", "detail", "top_ops", "warnings", "notes", "skip_reason", "message"}
 COHORT_MIN_MACHINES = 3
+COHORT_FACTOR = 10.0
+FLOPS_RTOL = 0.01
 # No result can be older than benchsite's first release, or from further ahead than a badly set clock allows.
 FIRST_RELEASE = datetime(2026, 11, 22, tzinfo=timezone.utc)
 CLOCK_SKEW = timedelta(days=1)
-_VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:[.+-][0-9A-Za-z.+-]*)?$")
-COHORT_FACTOR = 10.0
-FLOPS_RTOL = 0.01
 
 
 @dataclass
@@ -155,9 +154,11 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
     return problems
 
 
-def _version(text: str) -> tuple[int, ...] | None:
-    match = _VERSION.match(text)
-    return tuple(int(part) for part in match.groups()) if match else None
+def _release(version: str) -> tuple[int, ...]:
+    """(major, minor, patch) of a version the schema's VERSION_PATTERN has already accepted."""
+    match = re.match(VERSION_PATTERN, version)
+    assert match is not None, version
+    return tuple(int(part) for part in match.groups())
 
 
 def _time_and_version(path: str, result: ResultFile) -> list[Problem]:
@@ -180,10 +181,7 @@ def _time_and_version(path: str, result: ResultFile) -> list[Problem]:
             )
     if finished < started:
         problems.append(Problem(path, "run.finished_at", "the run finished before it started"))
-    written, gate = _version(result.benchsite_version), _version(__version__)
-    if written is None:
-        problems.append(Problem(path, "benchsite_version", f"{result.benchsite_version!r} is not a benchsite version"))
-    elif gate is not None and written > gate:
+    if _release(result.benchsite_version) > _release(__version__):
         problems.append(
             Problem(
                 path,
