@@ -6,6 +6,7 @@ The CLI is a thin layer over `plan_run` and `execute`; tests and other tools cal
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.metadata
 import importlib.util
 import os
@@ -24,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner import SUITE_VERSION, __version__, equivalence, executor
+from runner import SUITE_VERSION, __version__, equivalence, executor, journal
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_framework
 from runner.schema import (
@@ -379,10 +380,26 @@ def device_name(plan: Plan, kind: str) -> str:
     return next((a.model for a in plan.machine.accelerators if a.vendor == vendor), kind)
 
 
-def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurement]:
+def measure_group(
+    plan: Plan,
+    group: Group,
+    progress: Progress,
+    done: dict[int, Measurement] | None = None,
+    on_measured: Callable[[int, Measurement], None] = lambda index, m: None,
+) -> list[Measurement]:
+    """Measure the group's cases in one child process. `done`: cases an interrupted run finished (by index),
+    kept and not measured again; `on_measured` is told each new measurement as it finishes (the journal)."""
+    done = done or {}
+    if done:
+        for case, index in zip(group.cases, group.indices, strict=True):
+            if index in done:
+                progress.case_finished(group, case, done[index])
+        if all(index in done for index in group.indices):
+            return [done[i] for i in group.indices]
     if group.skip_reason:
         out = [_unmeasured(group, case, "-", status="skipped", skip_reason=group.skip_reason) for case in group.cases]
-        for case, m in zip(group.cases, out, strict=True):
+        for case, index, m in zip(group.cases, group.indices, out, strict=True):
+            on_measured(index, m)
             progress.case_finished(group, case, m)
         return out
     job = {
@@ -396,8 +413,8 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
         "budget_s": plan.budget_s,
         "profile_ops": plan.options.profile_ops,
     }
-    measurements: dict[int, Measurement] = {}
-    by_index = dict(zip(group.indices, group.cases, strict=True))
+    measurements: dict[int, Measurement] = dict(done)
+    by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
 
     def on_event(event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -419,9 +436,10 @@ def measure_group(plan: Plan, group: Group, progress: Progress) -> list[Measurem
             if error is not None:
                 m = _unmeasured(group, case, device_name(plan, group.device), status="failed", error=error)
             measurements[index] = m
+            on_measured(index, m)
             progress.case_finished(group, case, m)
 
-    executor.run_cases(job, group.indices, plan.timeout_s, on_event)
+    executor.run_cases(job, list(by_index), plan.timeout_s, on_event)
     return [measurements[i] for i in group.indices if i in measurements]
 
 
@@ -447,12 +465,50 @@ def default_output(plan: Plan, started: datetime) -> Path:
     return output_folder(plan.options) / plan.machine.id / f"{stamp}.yaml"
 
 
-def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, Path | None]:
+def options_record(options: RunOptions) -> dict[str, Any]:
+    """The options as JSON (the journal keeps them, so that --resume measures what the run set out to)."""
+    record = dataclasses.asdict(options)
+    for name in ("output", "results_dir"):
+        record[name] = str(record[name]) if record[name] is not None else None
+    return record
+
+
+def options_from_record(record: dict[str, Any]) -> RunOptions:
+    fields = {f.name for f in dataclasses.fields(RunOptions)}
+    values = {k: v for k, v in record.items() if k in fields}
+    for name in ("output", "results_dir"):
+        if values.get(name) is not None:
+            values[name] = Path(values[name])
+    return RunOptions(**values)
+
+
+def find_unfinished(options: RunOptions, machine_id: str) -> journal.Recovered | None:
+    """The newest unfinished run of this machine whose journal lies beside `options`' results folder."""
+    for path in journal.unfinished(journal.journal_dir(output_folder(options)), machine_id):
+        try:
+            return journal.read(path)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def execute(
+    plan: Plan, progress: Progress | None = None, resume: journal.Recovered | None = None
+) -> tuple[ResultFile, Path | None]:
     """Run the plan and write the result file; Ctrl-C keeps what finished and still writes it.
 
-    Returns the result and where it was written (None if interrupted before anything finished)."""
+    Every finished piece is journaled as it ends (runner.journal), so a run killed outright (kill -9, the
+    out-of-memory killer, a power cut) loses nothing that finished: `resume`, that run's journal, skips what
+    it holds and the file gets the run's own id and start time. Returns the result and where it was written
+    (None if interrupted before anything finished)."""
     progress = progress or Progress()
-    started = datetime.now(timezone.utc)
+    if resume is not None and resume.machine_id != plan.machine.id:
+        raise PlanError(f"{resume.path} is a run of machine {resume.machine_id}; this machine is {plan.machine.id}")
+    run_id = resume.run_id if resume else uuid.uuid4().hex
+    started = resume.started_at if resume else datetime.now(timezone.utc)
+    log = _open_journal(plan, run_id, started, resume, progress)
+    if resume is not None:
+        progress.note(f"Resuming run {run_id}: {resume.count} measurement(s) already finished are kept.")
     for note in plan.notes:
         progress.note(note)
     measurements: list[Measurement] = []
@@ -461,31 +517,51 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
     peaks: list[DevicePeak] = []
     interrupted = False
     phases = plan.phase_s
+
+    def phase(kind: str, kept: list[Any] | None, run: Callable[[], list[Any]]) -> list[Any]:
+        if kept is not None:
+            return kept
+        items = run()
+        if log is not None:
+            log.phase(kind, items)
+        return items
+
     try:
         with _phase(phases, "sync self-tests"):
-            selftests = run_selftests(plan)
+            selftests = phase("selftests", resume.selftests if resume else None, lambda: run_selftests(plan))
         for test in selftests:
             if not test.passed:
                 progress.note(f"WARNING: {test.framework} sync self-test failed on {test.device}: {test.detail}")
         with _phase(phases, "matrix-product peaks"):
-            peaks = run_peaks(plan, progress)
+            peaks = phase("peaks", resume.peaks if resume else None, lambda: run_peaks(plan, progress))
         with _phase(phases, "equivalence check"):
-            checks = run_equivalence(plan, progress)
+            checks = phase(
+                "equivalence", resume.equivalence if resume else None, lambda: run_equivalence(plan, progress)
+            )
         for group in plan.groups:
+            key = journal.group_key(group.framework, group.device, group.workload.id, group.variant)
+            done = resume.measurements.get(key, {}) if resume else {}
+
+            def record(index: int, m: Measurement, key: str = key) -> None:
+                if log is not None:
+                    log.measurement(key, index, m)
+
             with _phase(phases, f"measure {group.framework} {group.workload.id}"):
-                measurements.extend(measure_group(plan, group, progress))
+                measurements.extend(measure_group(plan, group, progress, done, record))
     except (executor.Interrupted, KeyboardInterrupt):
         interrupted = True
         progress.note("Interrupted: writing the measurements that finished.")
     finally:
         executor.close_fork_servers()
+        if log is not None:
+            log.close()
     finished = datetime.now(timezone.utc)
     result = ResultFile(
         schema_version=SCHEMA_VERSION,
         benchsite_version=__version__,
         suite=Suite(version=SUITE_VERSION, profile=plan.options.profile),
         run=Run(
-            id=uuid.uuid4().hex,
+            id=run_id,
             started_at=started,
             finished_at=finished,
             command=plan.options.command,
@@ -509,7 +585,22 @@ def execute(plan: Plan, progress: Progress | None = None) -> tuple[ResultFile, P
         save(result, fallback)
         progress.note(f"WARNING: could not write {path} ({exc.strerror or exc}); the result is in {fallback}")
         return result, fallback
+    if log is not None and not interrupted:
+        log.remove()  # the file holds everything now; an interrupted run keeps its journal for --resume
     return result, path
+
+
+def _open_journal(
+    plan: Plan, run_id: str, started: datetime, resume: journal.Recovered | None, progress: Progress
+) -> journal.Journal | None:
+    try:
+        if resume is not None:
+            return journal.Journal.reopen(resume)
+        folder = journal.journal_dir(output_folder(plan.options))
+        return journal.Journal.create(folder, run_id, started, plan.machine.id, options_record(plan.options))
+    except OSError as exc:
+        progress.note(f"WARNING: no journal ({exc.strerror or exc}): a run killed outright loses what it measured")
+        return None
 
 
 def command_line(args: dict[str, Any]) -> str:

@@ -105,6 +105,16 @@ def run(
             "The site shows their results as unchecked.",
         ),
     ] = False,
+    resume: Annotated[
+        bool,
+        typer.Option(
+            "--resume",
+            help="Finish this machine's newest interrupted run (killed, crashed, out of memory, Ctrl-C): what it "
+            "measured is kept from its journal (.benchsite-journal/ beside the results folder), the rest is "
+            "measured with the run's own options, and one file is written with its run id. Give the same "
+            "--output/--results-dir as the run had; other options are the run's.",
+        ),
+    ] = False,
 ) -> None:
     """Measure the suite on this machine and write one result file.
 
@@ -142,9 +152,16 @@ def run(
             }
         ),
     )
+    recovered = None
     try:
         with console.status("Probing frameworks and hardware ..."):
             plan = api.plan_run(options)
+            if resume:
+                recovered = api.find_unfinished(options, plan.machine.id)
+                if recovered is None:
+                    folder = api.journal.journal_dir(api.output_folder(options))
+                    raise api.PlanError(f"no interrupted run of this machine to resume (no journal in {folder})")
+                plan = api.plan_run(api.options_from_record(recovered.options))
     except api.PlanError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -152,7 +169,7 @@ def run(
         err.print("Interrupted before any measurement; nothing was written.")
         raise typer.Exit(130) from None
     _print_plan(plan)
-    result, path = _execute_with_progress(plan)
+    result, path = _execute_with_progress(plan, recovered)
     if path is None:
         err.print("Interrupted before any measurement finished; nothing was written.")
         raise typer.Exit(130)
@@ -161,7 +178,10 @@ def run(
     failed = [m for m in result.measurements if m.status == "failed"]
     console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
     if result.run.interrupted:
-        console.print("[yellow]The run was interrupted; the file holds the measurements that finished.[/yellow]")
+        console.print(
+            "[yellow]The run was interrupted; the file holds the measurements that finished. "
+            "[bold]benchsite run --resume[/bold] measures the rest into the same file.[/yellow]"
+        )
         raise typer.Exit(130)
     console.print("Check it with [bold]benchsite validate[/bold] and open a pull request adding it to results/.")
 
@@ -180,7 +200,7 @@ def _print_plan(plan: Plan) -> None:
     )
 
 
-def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
+def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFile, Path | None]:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -233,7 +253,7 @@ def _execute_with_progress(plan: Plan) -> tuple[ResultFile, Path | None]:
         note=lambda t: bars.console.print(escape(t)), case_started=started, case_progress=step, case_finished=finished
     )
     with bars:
-        return api.execute(plan, progress)
+        return api.execute(plan, progress, recovered)
 
 
 def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:

@@ -13,6 +13,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timezone
 from pathlib import Path
 from typing import Any
 
@@ -230,11 +231,31 @@ def validate_paths(paths: list[Path]) -> tuple[int, list[Problem]]:
     return checked, found
 
 
+def file_name(result: ResultFile) -> str:
+    """<UTC start time>.yaml: the name of a run's file in its machine's folder."""
+    started = result.run.started_at
+    started = started.astimezone(timezone.utc) if started.tzinfo else started
+    return f"{started:%Y%m%dT%H%M%SZ}.yaml"
+
+
 def check_location(path: Path, result: ResultFile) -> list[Problem]:
-    """A file under a results/<machine-id>/ folder must carry that machine id."""
+    """A file under a results/<machine-id>/ folder must carry that machine id, and be named after the time its
+    run started (so the folder lists runs in order, and a file cannot pass for another run)."""
+    if path.parent.parent.name != "results":
+        return []
     parent = path.parent.name
-    if path.parent.parent.name == "results" and parent != result.machine.id:
-        return [
+    problems = []
+    if parent != result.machine.id:
+        problems.append(
             Problem(str(path), "machine.id", f"file is in results/{parent}/ but its machine.id is {result.machine.id}")
-        ]
-    return []
+        )
+    if path.name != file_name(result):
+        problems.append(
+            Problem(
+                str(path),
+                "run.started_at",
+                f"{result.run.started_at.isoformat()} does not match the file name {path.name!r} "
+                f"(a run that started then is named {file_name(result)!r})",
+            )
+        )
+    return problems

@@ -3,10 +3,19 @@
 On top of the format (runner.storage: size limit, no YAML anchors or aliases, safe loader, the strict schema,
 the results/<machine-id>/ path rule) it checks what a schema cannot:
 
-- consistency: each median lies within its own raw samples, and achieved FLOP/s equals FLOPs / median;
+- recomputed, not trusted: each measurement's workload hash must be one of its suite version's
+  (runner.workloads.known), and its workload, variant, point, unit, examples per unit, parameters and FLOPs must
+  be that hash's; median, IQR, confidence interval, samples/s and achieved FLOP/s are recomputed from the raw
+  samples; a device peak's TFLOP/s from its size and time; an equivalence check that says 'passed' must hold
+  figures that pass the check's own tolerances; machine.id must be the hash of the file's hardware;
+- plausible times: a warm-up and samples that fit in the measurement's wall time, which fits in the run;
 - synchronisation: a timing on an accelerator needs a passed sync self-test for that framework and device;
 - physics: achieved FLOP/s above the device's peak (runner.peaks) is impossible;
-- uniqueness: a run id appears in one file only;
+- uniqueness: a run id appears in one file only, and a measurement's raw samples in one measurement only: the
+  same samples again, or the same samples scaled by a constant (a replay made to look faster or slower), are
+  refused;
+- history (warnings): a measurement more than 25% faster than the median of the same machine's earlier runs
+  of the same workload hash, framework and device;
 - time and version: no run from the future (beyond a day of skew) or before the first release, none that ends
   before it starts, no benchsite_version newer than this gate;
 - unknown GPUs (warnings): an accelerator model the peak table does not know cannot be checked by physics;
@@ -19,8 +28,10 @@ errors. Memory stays bounded: per file only the figures the cross-file checks ne
 
 from __future__ import annotations
 
+import hashlib
 import re
 import statistics
+import struct
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -28,9 +39,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from runner import __version__, storage
+from runner.fingerprint import machine_id
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
-from runner.schema import VERSION_PATTERN, ResultFile
+from runner.schema import VERSION_PATTERN, Measurement, ResultFile
 from runner.storage import Problem
+from runner.timing import summarize
+from runner.workloads import known
 
 # Characters refused in names and other short fields (machine, software, device names, sweep points, the
 # command): a CPU model or version string never needs them, and markup does. Messages, tracebacks and
@@ -39,7 +53,20 @@ UNSAFE_CHARS = frozenset("<>`")
 FREE_TEXT_EXEMPT = {"error", "traceback", "reason", "detail", "top_ops", "warnings", "notes", "skip_reason", "message"}
 COHORT_MIN_MACHINES = 3
 COHORT_FACTOR = 10.0
-FLOPS_RTOL = 0.01
+# Figures recomputed from others must agree to float rounding: the runner computes them from the same numbers
+# and YAML keeps every float's shortest exact form.
+DERIVED_RTOL = 1e-9
+# Harness time outside the measured units (building the model, the process's start) is never negative; this
+# slack covers clock granularity and the rounding of the run's timestamps.
+WALL_SLACK_S = 1.0
+# Replays: samples are compared (exactly, and each over its median) from this many on: one or two samples, on a
+# device timer that counts in half microseconds, could repeat by chance.
+REPLAY_MIN_SAMPLES = 3
+# A run this much faster (by time) than the median of the machine's earlier runs of the same measurement.
+FASTER_FACTOR = 1.25
+# The equivalence tolerances a 'passed' check may state, at most (runner.equivalence's).
+LOSS_RTOL_MAX = 1e-5
+GRAD_RTOL_MAX = 1e-4
 # No result can be older than benchsite's first release, or from further ahead than a badly set clock allows.
 FIRST_RELEASE = datetime(2026, 11, 22, tzinfo=timezone.utc)
 CLOCK_SKEW = timedelta(days=1)
@@ -96,6 +123,18 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                 )
             )
     problems += _time_and_version(path, result)
+    problems += _registry(path, result)
+    problems += _peaks_and_equivalence(path, result)
+    recomputed = machine_id(result.machine.cpu, result.machine.accelerators)
+    if recomputed != result.machine.id:
+        problems.append(
+            Problem(
+                path,
+                "machine.id",
+                f"{result.machine.id} is not the hash of this file's hardware ({recomputed}): the id belongs to "
+                "other hardware",
+            )
+        )
     synced = {(t.framework, t.device) for t in result.sync_selftests if t.passed}
     unsynced: dict[tuple[str, str], int] = defaultdict(int)
     for i, m in enumerate(result.measurements):
@@ -116,17 +155,10 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
             )
         if m.device != "cpu" and (m.framework, m.device) not in synced:
             unsynced[(m.framework, m.device)] += 1
+        problems += _recomputed(path, where, m)
         if not m.flops_per_unit:
             continue
         achieved = m.flops_per_unit / m.median_s / 1e12
-        if m.achieved_tflops is not None and abs(m.achieved_tflops - achieved) > FLOPS_RTOL * achieved:
-            problems.append(
-                Problem(
-                    path,
-                    f"{where}.achieved_tflops",
-                    f"{m.achieved_tflops:.4g} does not equal flops_per_unit / median_s = {achieved:.4g}",
-                )
-            )
         if m.device == "cpu":
             peak: float | None = cpu_peak_tflops(result.machine.cpu, m.precision)
             what = f"the CPU's ceiling ({result.machine.cpu.logical_cpus} CPUs x clock x vector width)"
@@ -151,6 +183,152 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                 "accelerator timings that may not wait for the device are not accepted",
             )
         )
+    return problems
+
+
+def _differs(stated: float | None, computed: float | None) -> bool:
+    if stated is None or computed is None:
+        return stated is not computed and stated is not None
+    return abs(stated - computed) > DERIVED_RTOL * max(abs(stated), abs(computed))
+
+
+def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
+    """An 'ok' measurement's statistics and rates, recomputed from its raw samples."""
+    assert m.median_s is not None
+    stats = summarize(m.samples_s)
+    ci = stats.ci95_s or (None, None)
+    stated_ci = m.ci95_s or (None, None)
+    flops = m.flops_per_unit / stats.median_s / 1e12 if m.flops_per_unit else None
+    figures = [
+        ("median_s", m.median_s, stats.median_s, "the median of samples_s"),
+        ("iqr_s", m.iqr_s, stats.iqr_s, "the interquartile range of samples_s"),
+        ("ci95_s[0]", stated_ci[0], ci[0], "the 95% interval of the median of samples_s"),
+        ("ci95_s[1]", stated_ci[1], ci[1], "the 95% interval of the median of samples_s"),
+        ("rel_ci_halfwidth", m.rel_ci_halfwidth, stats.rel_ci_halfwidth, "the interval's half-width over the median"),
+        ("samples_per_s", m.samples_per_s, m.samples_per_unit / stats.median_s, "samples_per_unit / median_s"),
+        ("achieved_tflops", m.achieved_tflops, flops, "flops_per_unit / median_s"),
+    ]
+    problems = [
+        Problem(
+            path,
+            f"{where}.{name}",
+            f"{stated:.6g} is not {what} ({computed:.6g})"
+            if computed is not None
+            else f"{stated:.6g} given, but {what} is undefined",
+        )
+        for name, stated, computed, what in figures
+        if _differs(stated, computed)
+    ]
+    steady = sum(m.samples_s) * m.units_per_sample
+    if m.wall_s is not None and (m.warmup_s or 0.0) + steady > m.wall_s * (1 + DERIVED_RTOL) + WALL_SLACK_S:
+        problems.append(
+            Problem(
+                path,
+                f"{where}.wall_s",
+                f"{m.wall_s:.6g} s is shorter than the warm-up and samples it contains "
+                f"({(m.warmup_s or 0.0) + steady:.6g} s)",
+            )
+        )
+    return problems
+
+
+def _registry(path: str, result: ResultFile) -> list[Problem]:
+    """Every measurement is one of its suite's workloads, with that workload's own figures."""
+    table = known.table(result.suite.version)
+    if table is None:
+        return [Problem(path, "suite.version", f"suite {result.suite.version} is unknown to this gate")]
+    problems = []
+    started, finished = result.run.started_at, result.run.finished_at
+    run_s = (finished - started).total_seconds()
+    for i, m in enumerate(result.measurements):
+        where = f"measurements[{i}]"
+        for name, seconds in (("warmup_s", m.warmup_s), ("wall_s", m.wall_s)):
+            if seconds is not None and seconds > run_s + WALL_SLACK_S:
+                problems.append(
+                    Problem(path, f"{where}.{name}", f"{seconds:.6g} s is longer than the whole run ({run_s:.6g} s)")
+                )
+        entry = table.get(m.workload_hash)
+        if entry is None:
+            problems.append(
+                Problem(
+                    path,
+                    f"{where}.workload_hash",
+                    f"{m.workload_hash} is not a workload of suite {result.suite.version}",
+                )
+            )
+            continue
+        expected = {
+            "workload": entry.workload,
+            "variant": entry.variant,
+            "point": entry.point,
+            "unit": entry.unit,
+            "samples_per_unit": entry.samples_per_unit,
+        }
+        for name, value in expected.items():
+            if getattr(m, name) != value:
+                problems.append(
+                    Problem(
+                        path,
+                        f"{where}.{name}",
+                        f"{getattr(m, name)!r}, but workload hash {m.workload_hash} is {value!r}",
+                    )
+                )
+        for name, value in (("params", entry.params), ("flops_per_unit", entry.flops_per_unit)):
+            stated = getattr(m, name)
+            if stated is not None and (value is None or _differs(float(stated), float(value))):
+                problems.append(
+                    Problem(
+                        path,
+                        f"{where}.{name}",
+                        f"{stated:,} is not the suite's {value:,} for {entry.workload} {entry.point}"
+                        if value is not None
+                        else f"{stated:,} given, but the suite has no such figure for {entry.workload}",
+                    )
+                )
+    return problems
+
+
+def _peaks_and_equivalence(path: str, result: ResultFile) -> list[Problem]:
+    """Figures stated beside the measurements: each device peak's TFLOP/s, and the equivalence verdicts."""
+    problems = []
+    for i, peak in enumerate(result.device_peaks):
+        tflops = 2 * peak.n**3 / peak.median_s / 1e12
+        if _differs(peak.tflops, tflops):
+            problems.append(
+                Problem(path, f"device_peaks[{i}].tflops", f"{peak.tflops:.6g} is not 2 n^3 / median_s ({tflops:.6g})")
+            )
+    table = known.table(result.suite.version) or {}
+    by_point = {(k.workload, repr(sorted(k.point.items()))): k for k in table.values()}
+    for i, check in enumerate(result.equivalence):
+        if check.status != "passed":
+            continue
+        where = f"equivalence[{i}]"
+        entry = by_point.get((check.workload, repr(sorted(check.point.items()))))
+        reasons = []
+        if entry is None:
+            reasons.append(f"{check.workload} {check.point} is not a point of suite {result.suite.version}")
+        else:
+            if entry.params is not None and (check.params, check.reference_params) != (entry.params, entry.params):
+                reasons.append(
+                    f"parameters {check.params} and {check.reference_params}, the suite's are {entry.params}"
+                )
+            if entry.forward_flops is not None and _differs(check.analytic_flops, entry.forward_flops):
+                reasons.append(f"analytic_flops {check.analytic_flops}, the suite's are {entry.forward_flops:.6g}")
+        if (
+            check.forward_flops is not None
+            and check.analytic_flops
+            and _differs(check.forward_flops, check.analytic_flops)
+        ):
+            reasons.append("forward_flops differ from analytic_flops")
+        if check.loss is not None and check.reference_loss is not None:
+            diff = abs(check.loss - check.reference_loss) / abs(check.reference_loss) if check.reference_loss else 0.0
+            if _differs(check.loss_rel_diff, diff):
+                reasons.append(f"loss_rel_diff {check.loss_rel_diff} is not |loss - reference_loss| / |reference_loss|")
+        if check.loss_rtol > LOSS_RTOL_MAX or check.grad_rtol > GRAD_RTOL_MAX:
+            reasons.append(f"tolerances above the check's own ({LOSS_RTOL_MAX:g} loss, {GRAD_RTOL_MAX:g} gradients)")
+        if (check.loss_rel_diff or 0.0) > check.loss_rtol or (check.grad_rel_diff or 0.0) > check.grad_rtol:
+            reasons.append("differences beyond its tolerances")
+        problems += [Problem(path, where, f"status is 'passed' but {reason}") for reason in reasons]
     return problems
 
 
@@ -197,6 +375,9 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
     runs: dict[str, str] = {}
     # (workload_hash, variant, framework, device, device_name) -> [(machine, path, index, median)]
     cohorts: dict[tuple[str, ...], list[tuple[str, str, int, float]]] = defaultdict(list)
+    replays = _Replays()
+    # (machine, workload_hash, framework, device) -> [(started_at, path, index, median)]
+    history: dict[tuple[str, ...], list[tuple[datetime, str, int, float]]] = defaultdict(list)
     for path, result, problems in storage.iter_all(list(paths)):
         report.files += 1
         report.problems.extend(problems)
@@ -207,16 +388,91 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
         first = runs.setdefault(result.run.id, name)
         if first != name:
             report.problems.append(Problem(name, "run.id", f"run id {result.run.id} is also the run id of {first}"))
+        started = result.run.started_at
+        started = started if started.tzinfo else started.replace(tzinfo=timezone.utc)
         for i, m in enumerate(result.measurements):
             if m.status == "ok" and m.median_s:
                 key = (m.workload_hash, m.variant, m.framework, m.device, m.device_name)
                 cohorts[key].append((result.machine.id, name, i, m.median_s))
+                history[(result.machine.id, m.workload_hash, m.framework, m.device)].append(
+                    (started, name, i, m.median_s)
+                )
+                report.problems.extend(replays.check(name, i, m))
     report.problems.extend(_cohort_outliers(cohorts))
+    report.problems.extend(_faster_than_before(history))
     if strict:
         report.problems = [
             Problem(p.path, p.field, p.message, "error") if p.severity == "warning" else p for p in report.problems
         ]
     return report
+
+
+class _Replays:
+    """Raw samples seen so far, by a 16-byte digest each: exactly, and each over its median (so a copy scaled by
+    any constant has the same digest). Timings of real runs never repeat to the last bit."""
+
+    def __init__(self) -> None:
+        self.exact: dict[bytes, tuple[str, int]] = {}
+        self.shape: dict[bytes, tuple[str, int, float]] = {}
+
+    @staticmethod
+    def _digest(values: list[float]) -> bytes:
+        return hashlib.blake2b(struct.pack(f"<{len(values)}d", *values), digest_size=16).digest()
+
+    def check(self, path: str, index: int, m: Measurement) -> list[Problem]:
+        samples, median = m.samples_s, m.median_s
+        if len(samples) < REPLAY_MIN_SAMPLES or not median:
+            return []
+        where = f"measurements[{index}].samples_s"
+        first = self.exact.setdefault(self._digest(samples), (path, index))
+        if first != (path, index):
+            return [
+                Problem(
+                    path,
+                    where,
+                    f"the same {len(samples)} samples as {first[0]} measurements[{first[1]}]: a measurement is "
+                    "timed once, and a replayed one is not a new result",
+                )
+            ]
+        shape = self._digest([float(f"{s / median:.9e}") for s in samples])
+        other = self.shape.setdefault(shape, (path, index, median))
+        if other[:2] != (path, index):
+            return [
+                Problem(
+                    path,
+                    where,
+                    f"the samples of {other[0]} measurements[{other[1]}] scaled by {median / other[2]:.4g}: "
+                    "a replayed measurement made to look faster or slower",
+                )
+            ]
+        return []
+
+
+def _faster_than_before(history: dict[tuple[str, ...], list[tuple[datetime, str, int, float]]]) -> list[Problem]:
+    """A run much faster than the same machine's earlier runs of the same measurement: a warning (a driver or
+    framework upgrade can do it; so can an edited file), an error under --strict."""
+    problems = []
+    for key, rows in history.items():
+        if len(rows) < 2:
+            continue
+        rows.sort(key=lambda row: row[0])
+        for k in range(1, len(rows)):
+            started, path, index, median = rows[k]
+            earlier = [row[3] for row in rows[:k] if row[0] < started]
+            if not earlier:
+                continue
+            typical = statistics.median(earlier)
+            if median * FASTER_FACTOR < typical:
+                problems.append(
+                    Problem(
+                        path,
+                        f"measurements[{index}].median_s",
+                        f"{median:.4g} s is {typical / median:.2f}x faster than the median {typical:.4g} s of this "
+                        f"machine's {len(earlier)} earlier run(s) of {key[1]} ({key[2]}, {key[3]})",
+                        "warning",
+                    )
+                )
+    return problems
 
 
 def _cohort_outliers(cohorts: dict[tuple[str, ...], list[tuple[str, str, int, float]]]) -> list[Problem]:

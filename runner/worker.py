@@ -97,7 +97,14 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     builder = import_builder(workload.implementations[job["framework"]])
     program = builder(case, variant, device)
     try:
-        base["params"] = base["params"] if base["params"] is not None else program.params
+        built = getattr(program, "params", None)
+        if base["params"] is None:
+            base["params"] = built
+        elif built is not None and built != base["params"]:
+            # The gate refuses any count but the suite's: a model that differs is a bug here, not a result.
+            raise RuntimeError(
+                f"the {job['framework']} model has {built:,} parameters, the suite says {base['params']:,}"
+            )
         base["precision"] = program.precision
         device.reset_peak_memory()
         last_progress = [0.0]

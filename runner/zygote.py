@@ -1,12 +1,12 @@
 """A fork server per framework: the framework is imported once per run, every measuring process is a fresh fork.
 
-Each measuring child used to start as `python -m runner.worker` and import its framework (TensorFlow 6.6 s,
-PyTorch 1.9 s on a 2-core VM): in a quick run with three frameworks, 26 measuring children spent about 80 of
-the 349 s of measuring starting up. A zygote (`python -m runner.zygote FRAMEWORK MODULE...`) imports the framework and the harness's
-modules for it, runs nothing, and then forks one child per job. A fork has the imports and nothing else: no
-device initialised (the zygote never touches a device, so CUDA is first initialised in the child, as in a fresh
-process), no model built, no memory allocated by an earlier job. So every job still gets a process of its own,
-and a crash, hang or out-of-memory kill still takes only that job.
+Each measuring child used to start as `python -m runner.worker` and import its framework (TensorFlow 6.6 s, PyTorch
+1.9 s on a 2-core VM): in a quick run with three frameworks, 26 measuring children spent about 80 of the 349 s of
+measuring starting up. A zygote (`python -m runner.zygote FRAMEWORK MODULE...`) imports the framework and the
+harness's modules for it, runs nothing, and then forks one child per job. A fork has the imports and nothing else:
+no device initialised (the zygote never touches a device, so CUDA is first initialised in the child, as in a fresh
+process), no model built, no memory allocated by an earlier job. So every job still gets a process of its own, and
+a crash, hang or out-of-memory kill still takes only that job.
 
 The protocol, on a Unix socket pair (the zygote's stdin): the parent sends one byte with three file descriptors
 (the child's stdin, stdout and stderr); the zygote forks, the child starts its own session, takes the three as

@@ -234,17 +234,55 @@ class Collector:
 
     def frame(self) -> pd.DataFrame:
         """One row per measurement and profile; where a machine ran the same measurement more than once with
-        one profile, the newest run. Every suite version and profile: split() picks what is compared."""
+        one profile, every run combined (combine_runs). Every suite version and profile: split() picks what is
+        compared."""
         frame = pd.DataFrame(self._columns, columns=COLUMNS)
         if frame.empty:
             return frame
         for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        frame = frame.sort_values("started_at", kind="stable").drop_duplicates([*KEY, "profile"], keep="last")
+        frame = combine_runs(frame.sort_values("started_at", kind="stable"))
         for name in CATEGORIES:
             frame[name] = frame[name].astype("category")
         return frame.reset_index(drop=True)
+
+
+def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per machine, measurement and profile, whatever the number of runs: the newest run no longer
+    replaces the others (a replayed or edited newest file would otherwise set the machine's figures alone).
+
+    A measurement run more than once is the median over its runs' medians, its interval the span of every
+    run's interval (so run-to-run spread widens it), `runs_lo_s`..`runs_hi_s` the fastest and slowest run, and
+    its samples those of every run (what the speedup bootstraps resample). Rates are rescaled to that median;
+    the other columns are the newest run's. `frame` must be sorted by start time."""
+    frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
+    group_key = [*KEY, "profile"]
+    repeated = frame.duplicated(group_key, keep=False)
+    if not repeated.any():
+        return frame
+    combined = []
+    for _, group in frame[repeated].groupby(group_key, sort=False, observed=True, dropna=False):
+        ok = group[(group["status"] == "ok") & group["median_s"].notna()]
+        row = (ok if len(ok) else group).iloc[-1].copy()
+        if len(ok) > 1:
+            median = float(np.median(ok["median_s"]))
+            scale = row["median_s"] / median
+            row["median_s"] = median
+            row["ci_lo_s"] = ok["ci_lo_s"].min()
+            row["ci_hi_s"] = ok["ci_hi_s"].max()
+            row["samples_per_s"] = row["samples_per_s"] * scale
+            row["achieved_tflops"] = row["achieved_tflops"] * scale
+            row["samples"] = np.concatenate([np.asarray(s, dtype=float) for s in ok["samples"]])
+            row["runs"] = len(ok)
+            row["runs_lo_s"] = ok["median_s"].min()
+            row["runs_hi_s"] = ok["median_s"].max()
+        combined.append(row)
+    out = pd.concat([frame[~repeated], pd.DataFrame(combined)], ignore_index=True)
+    for name in (*NUMERIC, "runs_lo_s", "runs_hi_s"):
+        out[name] = pd.to_numeric(out[name], errors="coerce")
+    out["runs"] = out["runs"].astype(int)
+    return out.sort_values("started_at", kind="stable")
 
 
 PROFILE_ORDER = ("standard", "quick", "tiny")

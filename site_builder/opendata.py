@@ -1,7 +1,8 @@
 """Open data: the tables the site is built from, published with every build as CSV and Parquet.
 
 data/measurements.csv and data/measurements.parquet hold the same rows and columns (every accepted
-measurement, all profiles and suite versions, a machine's newest run of each); data/speedups.csv the compared
+measurement, all profiles and suite versions; a measurement a machine ran more than once is the median over
+its runs, with their count and spread); data/speedups.csv the compared
 speedups with their intervals. Text that a spreadsheet would run as a formula is made inert in both files.
 """
 
@@ -51,7 +52,10 @@ MEASUREMENT_COLUMNS = {
     "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product "
     "peak, else the spec sheet.",
     "peak_source": "measured or spec sheet.",
-    "samples_s": "Every raw sample, in seconds, separated by spaces.",
+    "runs": "How many runs of this machine the row combines (the median over their medians).",
+    "runs_lo_s": "The fastest of those runs' medians.",
+    "runs_hi_s": "The slowest of those runs' medians.",
+    "samples_s": "Every raw sample, in seconds, separated by spaces (of every run combined).",
 }
 
 SPEEDUP_COLUMNS = {

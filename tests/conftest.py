@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import itertools
 import sys
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
+from runner import SUITE_VERSION
+from runner.fingerprint import machine_id
 from runner.schema import Cpu, Machine, Measurement, OperatingSystem, ResultFile, Run, Software, Suite, SyncSelfTest
+from runner.storage import file_name
+from runner.timing import summarize
+from runner.workloads import known
 
 TESTS = Path(__file__).parent
 ROOT = TESTS.parent
@@ -28,63 +34,93 @@ def shadow_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **modules: s
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
 
 
+def suite_fields(workload: str = "depth-sweep", point: dict | None = None, variant: str = "tuned") -> dict:
+    """The figures the suite fixes for one of its points (hash, unit, examples per unit, parameters, FLOPs):
+    what a measurement of that point must carry to pass the gate."""
+    point = {"depth": 4} if point is None and workload == "depth-sweep" else (point or {})
+    for digest, entry in known.table(SUITE_VERSION).items():
+        if (entry.workload, entry.point, entry.variant) == (workload, point, variant):
+            return {
+                "workload": workload,
+                "workload_hash": digest,
+                "point": point,
+                "variant": variant,
+                "unit": entry.unit,
+                "samples_per_unit": entry.samples_per_unit,
+                "params": entry.params,
+                "flops_per_unit": entry.flops_per_unit,
+            }
+    raise KeyError(f"no {workload} {point} {variant} in suite {SUITE_VERSION}")
+
+
+_JITTER = (i * 1e-4 % 0.005 + i * 1e-9 for i in itertools.count(1))
+
+
 def make_measurement(**overrides) -> Measurement:
-    fields = dict(
-        workload="depth-sweep",
-        workload_hash="0123456789abcdef",
-        point={"depth": 4},
-        variant="tuned",
+    """A measurement of a real suite point (depth-sweep at depth 4 by default; `workload`, `point` and `variant`
+    pick another), its statistics and rates computed from its samples, as the gate and the site recompute them.
+    A `workload_hash` override keeps the other fields as given (a file that names no suite point)."""
+    fields: dict = dict(
         framework="torch",
         device="cpu",
         device_name="AMD EPYC",
         status="ok",
-        unit="epoch",
-        samples_per_unit=1000,
         warmup_s=0.5,
-        samples_s=[0.010, 0.011, 0.012],
         median_s=0.011,
-        iqr_s=0.001,
-        ci95_s=(0.010, 0.012),
-        rel_ci_halfwidth=0.09,
         stable=False,
-        samples_per_s=90909.0,
-        params=230,
-        flops_per_unit=1.2e6,
-        achieved_tflops=1e-4,
     )
+    if "workload_hash" in overrides:
+        fields.update(workload="depth-sweep", point={"depth": 4}, variant="tuned", unit="epoch", samples_per_unit=1000)
+    else:
+        pick = overrides.get("workload", "depth-sweep"), overrides.get("point"), overrides.get("variant", "tuned")
+        fields.update(suite_fields(*pick))
     fields.update(overrides)
-    # keep the figures consistent, as the validation gate (and the site) require
     median = fields.get("median_s")
-    if median and "samples_s" not in overrides:
-        fields["samples_s"] = [median * 0.99, median, median * 1.01]
-    if median and fields.get("flops_per_unit") and "achieved_tflops" not in overrides:
-        fields["achieved_tflops"] = fields["flops_per_unit"] / median / 1e12
+    if fields["status"] == "ok" and median:
+        # each call its own spread: real samples never repeat another measurement's, and the gate refuses copies
+        jitter = next(_JITTER)
+        samples = fields.setdefault("samples_s", [median * (0.99 - jitter), median, median * (1.01 + jitter)])
+        stats = summarize(samples)
+        flops = fields.get("flops_per_unit")
+        fields.update(
+            median_s=stats.median_s,
+            iqr_s=stats.iqr_s,
+            ci95_s=stats.ci95_s,
+            rel_ci_halfwidth=stats.rel_ci_halfwidth,
+            samples_per_s=fields["samples_per_unit"] / stats.median_s,
+            achieved_tflops=flops / stats.median_s / 1e12 if flops else None,
+        )
     return Measurement(**fields)
 
 
 def retime(m: Measurement, median_s: float, **update) -> Measurement:
-    """A copy of m with another median and the samples and FLOP/s that go with it."""
-    scale = median_s / m.median_s
-    return m.model_copy(
-        update={
-            "median_s": median_s,
-            "samples_s": [s * scale for s in m.samples_s],
-            "achieved_tflops": m.achieved_tflops / scale if m.achieved_tflops else None,
-            **update,
-        }
-    )
+    """m measured again with another median: fresh samples, and the statistics and rates that go with them."""
+    fields = {**m.model_dump(), "median_s": median_s, **update}
+    if "samples_s" not in update:
+        del fields["samples_s"]
+    return make_measurement(**fields)
 
 
-def make_result(measurements=None, machine_id="a23074609b32f305") -> ResultFile:
+def make_result(measurements=None, label: str = "") -> ResultFile:
+    """A run of `measurements` on a 2-core AMD EPYC ('AMD EPYC <label>': another label, another machine), with
+    the machine id its hardware hashes to."""
     now = datetime(2026, 11, 22, 2, 0, tzinfo=timezone.utc)
+    measurements = measurements if measurements is not None else [make_measurement()]
+    cpu = Cpu(model=f"AMD EPYC {label}".strip(), vendor="AuthenticAMD", arch="x86_64", logical_cpus=2)
     return ResultFile(
         schema_version=1,
         benchsite_version="0.1.0",
-        suite=Suite(version=1, profile="tiny"),
-        run=Run(id="0" * 32, started_at=now, finished_at=now, command="benchsite run", time_budget_s=1.0),
+        suite=Suite(version=SUITE_VERSION, profile="tiny"),
+        run=Run(
+            id="0" * 32,
+            started_at=now,
+            finished_at=now + timedelta(seconds=max([m.wall_s or 0.0 for m in measurements] + [60.0])),
+            command="benchsite run",
+            time_budget_s=1.0,
+        ),
         machine=Machine(
-            id=machine_id,
-            cpu=Cpu(model="AMD EPYC", vendor="AuthenticAMD", arch="x86_64", logical_cpus=2),
+            id=machine_id(cpu, []),
+            cpu=cpu,
             memory_gib=23.5,
             os=OperatingSystem(system="Linux", release="6.1"),
             system_type="cloud",
@@ -93,10 +129,17 @@ def make_result(measurements=None, machine_id="a23074609b32f305") -> ResultFile:
         # every accelerator timing needs a passed sync self-test (the validation gate and the site enforce it)
         sync_selftests=[
             SyncSelfTest(framework=f, device=d, passed=True, unsynced_s=0.001, synced_s=0.1)
-            for f, d in sorted({(m.framework, m.device) for m in measurements or [] if m.device != "cpu"})
+            for f, d in sorted({(m.framework, m.device) for m in measurements if m.device != "cpu"})
         ],
-        measurements=measurements if measurements is not None else [make_measurement()],
+        measurements=measurements,
     )
+
+
+def save_under(results: Path, result: ResultFile) -> Path:
+    """Write result where a contributor's file goes: results/<machine-id>/<start time>.yaml."""
+    from runner import storage
+
+    return storage.save(result, results / result.machine.id / file_name(result))
 
 
 @pytest.fixture
@@ -114,36 +157,29 @@ HOSTILE = [
 ]
 
 
-def hostile_result(machine_id: str = "badc0ffee0ddf00d") -> ResultFile:
+def hostile_result(label: str = "hostile") -> ResultFile:
     """A result file with a hostile string in every free-text field the schema accepts one in (found by
-    trying each string field in turn, so a field added later is covered without editing this test)."""
+    trying each string field in turn, so a field added later is covered without editing this test). The
+    figures the gate pins to the suite (workload, point) stay the suite's, and machine.id is recomputed from the
+    hostile hardware names, so that the file passes every rule but the character rule the site leaves out."""
     from runner.schema import Accelerator, ErrorInfo, FrameworkInfo, SyncSelfTest, TopOp
 
     measurements = [
-        make_measurement(
-            device="cpu", workload_hash="1" * 16, top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]
-        ),
-        make_measurement(device="cuda", workload_hash="1" * 16, median_s=0.001, ci95_s=(0.001, 0.001), warnings=["w"]),
-        make_measurement(device="cpu", workload_hash="1" * 16, framework="jax", median_s=0.02, ci95_s=(0.02, 0.02)),
+        make_measurement(device="cpu", top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]),
+        make_measurement(device="cuda", median_s=0.001, warnings=["w"]),
+        make_measurement(device="cpu", framework="jax", median_s=0.02),
         make_measurement(
             device="cuda",
-            workload_hash="2" * 16,
+            point={"depth": 2},
             status="failed",
             error=ErrorInfo(type="RuntimeError", message="m", traceback="t"),
             median_s=None,
-            ci95_s=None,
             samples_s=[],
             skip_reason=None,
         ),
-        make_measurement(
-            workload="transformer",
-            workload_hash="3" * 16,
-            point={"model": "m", "mode": "train", "batch_size": 8},
-            device="cpu",
-            unit="step",
-        ),
+        make_measurement(workload="transformer", point={"model": "bert-tiny", "mode": "train", "batch_size": 2}),
     ]
-    base = make_result(measurements, machine_id=machine_id)
+    base = make_result(measurements, label=label)
     machine = base.machine.model_copy(
         update={
             "accelerators": [
@@ -181,6 +217,8 @@ def hostile_result(machine_id: str = "badc0ffee0ddf00d") -> ResultFile:
     def poison(node: object, path: tuple) -> None:
         items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
         for key, value in list(items):
+            if key == "point":
+                continue  # a point is one of the suite's: the gate refuses any other
             if isinstance(value, dict | list):
                 poison(value, (*path, key))
             elif isinstance(value, str):
@@ -191,6 +229,8 @@ def hostile_result(machine_id: str = "badc0ffee0ddf00d") -> ResultFile:
                     node[key] = value  # a field with a pattern or a fixed set of values: cannot hold text
 
     poison(data, ())
+    hostile = ResultFile.model_validate(data)
+    data["machine"]["id"] = machine_id(hostile.machine.cpu, hostile.machine.accelerators)
     return ResultFile.model_validate(data)
 
 

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from runner import storage
 from runner.cli import app
 from runner.validate import check_result, validate
-from tests.conftest import ROOT, build_site, make_measurement, make_result, retime
+from tests.conftest import ROOT, build_site, make_measurement, make_result, retime, save_under
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
@@ -60,13 +60,18 @@ def test_path_rule_and_duplicate_run_ids(tmp_path):
     results = tmp_path / "results"
     good = results / "0c9b4be27c3326c3"
     good.mkdir(parents=True)
-    shutil.copy(BASE, good / "a.yaml")
-    shutil.copy(BASE, good / "b.yaml")  # the same run twice
+    shutil.copy(BASE, good / BASE.name)
+    shutil.copy(BASE, good / "b.yaml")  # the same run twice, under a name that is not its start time
     (results / "ffffffffffffffff").mkdir()
-    shutil.copy(BASE, results / "ffffffffffffffff" / "c.yaml")
+    shutil.copy(BASE, results / "ffffffffffffffff" / BASE.name)
     problems = validate([results]).errors
-    assert any(p.path.endswith("b.yaml") and p.field == "run.id" and "a.yaml" in p.message for p in problems)
-    assert any(p.path.endswith("c.yaml") and p.field == "machine.id" for p in problems)
+    assert not [p for p in problems if p.path == str(good / BASE.name)]
+    assert any(p.path.endswith("b.yaml") and p.field == "run.id" and BASE.name in p.message for p in problems)
+    assert any(
+        p.path.endswith("b.yaml") and p.field == "run.started_at" and f"named {BASE.name!r}" in p.message
+        for p in problems
+    )
+    assert any("ffffffffffffffff" in p.path and p.field == "machine.id" for p in problems)
 
 
 def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
@@ -80,25 +85,25 @@ def test_every_problem_of_a_file_is_reported_at_once(tmp_path):
     assert {"machine.cpu.model", "sync_selftests", "measurements[0].median_s"} <= fields
 
 
-def _cohort(tmp_path, slow: float) -> Path:
+def _cohort(tmp_path, slow: float) -> tuple[Path, str]:
+    """Four machines with the same CPU model; the fourth `slow` times slower. Returns the folder and its id."""
     results = tmp_path / "results"
     base = make_measurement(device="cpu")
     for i, median in enumerate([0.011, 0.012, 0.010, 0.011 * slow]):
-        machine_id = f"{i + 1:016x}"
-        result = make_result([retime(base, median)], machine_id=machine_id)
+        result = make_result([retime(base, median)], label=f"#{i + 1}")
         result = result.model_copy(update={"run": result.run.model_copy(update={"id": f"{i + 1:032x}"})})
-        storage.save(result, results / machine_id / "r.yaml")
-    return results
+        save_under(results, result)
+    return results, result.machine.id
 
 
 def test_a_measurement_far_from_its_cohort_is_a_warning_and_strict_makes_it_an_error(tmp_path):
-    results = _cohort(tmp_path, slow=20)
+    results, slowest = _cohort(tmp_path, slow=20)
     report = validate([results])
     assert not report.errors
     [warning] = report.problems
-    assert warning.severity == "warning" and "20x away" in warning.message and "0000000000000004" in warning.path
+    assert warning.severity == "warning" and "20x away" in warning.message and slowest in warning.path
     assert validate([results], strict=True).errors
-    assert not validate([_cohort(tmp_path / "near", slow=3)]).problems
+    assert not validate([_cohort(tmp_path / "near", slow=3)[0]]).problems
 
 
 def test_cli_reports_the_corpus_as_json_and_fails(tmp_path):
@@ -211,6 +216,15 @@ def _with_names(cpu: str | None = None, gpu: str | None = None) -> dict:
         data["machine"]["cpu"]["model"] = cpu
     if gpu is not None:
         data["machine"]["accelerators"][0]["model"] = gpu
+    try:  # other hardware, its own id (names the schema refuses keep the old one: the test is about the refusal)
+        from runner.fingerprint import machine_id
+        from runner.schema import Accelerator, Cpu
+
+        cpu_model = Cpu.model_validate(data["machine"]["cpu"])
+        accelerators = [Accelerator.model_validate(a) for a in data["machine"]["accelerators"]]
+        data["machine"]["id"] = machine_id(cpu_model, accelerators)
+    except ValueError:
+        pass
     return data
 
 

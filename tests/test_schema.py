@@ -87,11 +87,16 @@ def test_oversized_file_is_rejected_before_parsing(tmp_path):
 
 
 def test_path_must_match_machine_id(tmp_path, result):
-    path = storage.save(result, tmp_path / "results" / "ffffffffffffffff" / "r.yaml")
+    name = storage.file_name(result)
+    path = storage.save(result, tmp_path / "results" / "ffffffffffffffff" / name)
     _, problems = storage.validate_paths([tmp_path / "results"])
     assert [p.field for p in problems] == ["machine.id"]
-    storage.save(result, tmp_path / "results" / result.machine.id / "r.yaml")
     path.unlink()
+    path = storage.save(result, tmp_path / "results" / result.machine.id / "r.yaml")
+    _, problems = storage.validate_paths([tmp_path / "results"])
+    assert [(p.field, name in p.message) for p in problems] == [("run.started_at", True)]
+    path.unlink()
+    storage.save(result, tmp_path / "results" / result.machine.id / name)
     checked, problems = storage.validate_paths([tmp_path / "results"])
     assert (checked, problems) == (1, [])
 

@@ -21,8 +21,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from runner import storage
-from tests.conftest import build_site, hostile_result
+from tests.conftest import build_site, hostile_result, save_under
 
 ROOT = Path(__file__).parent.parent
 CHROMIUM = os.environ.get("BENCHSITE_CHROMIUM", "/usr/bin/chromium")
@@ -46,7 +45,7 @@ def served(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     shutil.copytree(ROOT / "results", results)
     hostile = hostile_result()
-    storage.save(hostile, results / hostile.machine.id / "hostile.yaml")
+    save_under(results, hostile)
     done = build_site(results, out, site_url=url + "/")
     assert done.returncode == 0, done.stderr
     yield out, url

@@ -13,10 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from runner import storage
 from runner.schema import EquivalenceCheck
 from site_builder.opendata import inert_cell as _inert_cell
-from tests.conftest import HOSTILE, build_site, hostile_result, make_measurement, make_result, retime
+from tests.conftest import (
+    HOSTILE,
+    build_site,
+    hostile_result,
+    make_measurement,
+    make_result,
+    retime,
+    save_under,
+    suite_fields,
+)
 
 ROOT = Path(__file__).parent.parent
 
@@ -25,7 +33,7 @@ ROOT = Path(__file__).parent.parent
 def hostile_site(tmp_path_factory):
     results = tmp_path_factory.mktemp("hostile") / "results"
     result = hostile_result()
-    storage.save(result, results / result.machine.id / "good.yaml")
+    save_under(results, result)
     (results / result.machine.id / "bad.yaml").write_text("schema_version: 1\nrun: {id: 1}\n")
     out = results.parent / "site"
     done = build_site(results, out)
@@ -52,7 +60,7 @@ def test_hostile_strings_show_as_text_everywhere(hostile_site):
             assert hostile not in text, (page, hostile)
         assert "javascript:" not in text  # not even as a link target
         assert "<b>x</b>" not in text  # raw HTML from a file never becomes markup
-    machine = visible((site / "machines" / "badc0ffee0ddf00d.html").read_text())
+    machine = visible((site / "machines" / f"{hostile_result().machine.id}.html").read_text())
     # The text is there, shown as text: the character references decode to the original strings.
     assert all(hostile in html.unescape(machine) for hostile in HOSTILE)
     index = json.loads((site / "search" / "search_index.json").read_text())
@@ -92,7 +100,7 @@ def test_every_page_and_export_is_generated(hostile_site):
         "contributing",
         "leaderboards/depth-sweep",
         "leaderboards/transformer",
-        "machines/badc0ffee0ddf00d",
+        f"machines/{hostile_result().machine.id}",
     ]:
         assert (site / f"{page}.html").is_file(), page
     exports = {p.name for p in (site / "charts").iterdir()}
@@ -133,10 +141,8 @@ def test_generated_reference_pages_follow_the_code(hostile_site):
 
 def test_frameworks_page_exists_only_with_a_second_framework(tmp_path):
     results = tmp_path / "results"
-    result = make_result(
-        [make_measurement(device="cpu"), make_measurement(device="cuda", median_s=0.001, ci95_s=(0.001, 0.001))]
-    )
-    storage.save(result, results / result.machine.id / "one.yaml")
+    result = make_result([make_measurement(device="cpu"), make_measurement(device="cuda", median_s=0.001)])
+    save_under(results, result)
     done = build_site(results, tmp_path / "site")
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "site" / "frameworks.html").exists()
@@ -168,6 +174,8 @@ def _check(framework: str, status: str, **extra) -> EquivalenceCheck:
         workload="depth-sweep",
         point={"depth": 4},
         status=status,
+        params=suite_fields()["params"],
+        reference_params=suite_fields()["params"],
         loss_rtol=1e-5,
         grad_rtol=1e-4,
         grad_rel_diff=extra.pop("grad_rel_diff", 3e-7),
@@ -179,14 +187,15 @@ def test_frameworks_page_shows_the_equivalence_check(tmp_path):
     """Passed, failed and unchecked comparisons are told apart, on the frameworks page and machine pages."""
     results = tmp_path / "results"
     torch_row = make_measurement(device="cpu")
-    for machine_id, framework, checks in [
-        ("aaaaaaaaaaaaaaaa", "jax", [_check("jax", "passed")]),
-        ("bbbbbbbbbbbbbbbb", "tensorflow", [_check("tensorflow", "failed", grad_rel_diff=0.3)]),
-        ("cccccccccccccccc", "tensorflow", []),  # run with --no-equivalence
+    ids = {}
+    for label, framework, checks in [
+        ("a", "jax", [_check("jax", "passed")]),
+        ("b", "tensorflow", [_check("tensorflow", "failed", grad_rel_diff=0.3)]),
+        ("c", "tensorflow", []),  # run with --no-equivalence
     ]:
         other = retime(torch_row, 0.005, framework=framework)
-        result = make_result([torch_row, other], machine_id=machine_id).model_copy(update={"equivalence": checks})
-        storage.save(result, results / machine_id / "one.yaml")
+        result = make_result([torch_row, other], label=label).model_copy(update={"equivalence": checks})
+        ids[label] = save_under(results, result).parent.name
     done = build_site(results, tmp_path / "site", strict=True)
     assert done.returncode == 0, done.stderr
     page = html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "frameworks.html").read_text()))
@@ -196,6 +205,6 @@ def test_frameworks_page_shows_the_equivalence_check(tmp_path):
     # machine c has no check: not counted
     assert re.search(r"TensorFlow 2 5 ms 11 ms 0\.45x \([^)]*\) failed on 1 of 1", page), page
     assert "Equivalence with PyTorch" in page and "3.0e-01" in page
-    machine = html.unescape((tmp_path / "site" / "machines" / "aaaaaaaaaaaaaaaa.html").read_text())
+    machine = html.unescape((tmp_path / "site" / "machines" / f"{ids['a']}.html").read_text())
     assert "Equivalence with PyTorch: JAX 1 of 1 points passed" in machine
-    assert "Equivalence with PyTorch" not in (tmp_path / "site" / "machines" / "cccccccccccccccc.html").read_text()
+    assert "Equivalence with PyTorch" not in (tmp_path / "site" / "machines" / f"{ids['c']}.html").read_text()

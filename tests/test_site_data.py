@@ -19,56 +19,58 @@ from site_builder.aggregate import (
     speedups,
 )
 from site_builder.load import StrictBuildError, load_results
-from tests.conftest import make_measurement, make_result, retime
+from tests.conftest import make_measurement, make_result, retime, save_under
 
 REPO_RESULTS = Path(__file__).parent.parent / "results"
 
 
-def sweep(device: str, times: dict[int, float], workload_hash: str = "{:016x}") -> list:
-    return [
-        make_measurement(
-            device=device,
-            point={"depth": d},
-            workload_hash=workload_hash.format(d),
-            params=10**d,
-            median_s=t,
-            ci95_s=(t * 0.99, t * 1.01),
-        )
-        for d, t in times.items()
-    ]
+def sweep(device: str, times: dict[int, float]) -> list:
+    """The depth sweep's points on one device, the suite's own (hash, parameters, FLOPs)."""
+    return [make_measurement(device=device, point={"depth": d}, median_s=t) for d, t in times.items()]
 
 
 def test_bad_files_are_reported_and_left_out(tmp_path):
     tmp_path = tmp_path / "results"
     good = make_result()
-    storage.save(good, tmp_path / good.machine.id / "good.yaml")
+    good_path = save_under(tmp_path, good)
     (tmp_path / good.machine.id / "broken.yaml").write_text("schema_version: 1\nmachine: [")
     storage.save(good, tmp_path / "ffffffffffffffff" / "misplaced.yaml")
     loaded = load_results(tmp_path)
-    assert [p.name for p in loaded.accepted] == ["good.yaml"]
+    assert loaded.accepted == [good_path]
     assert [Path(p).name for p in loaded.rejected] == ["broken.yaml", "misplaced.yaml"]
     with pytest.raises(StrictBuildError, match=r"broken\.yaml"):
         load_results(tmp_path, strict=True)
 
 
-def test_frame_keeps_the_newest_run_of_a_measurement():
-    old = make_result([make_measurement(median_s=2.0, ci95_s=(1.9, 2.1))])
-    new = make_result([make_measurement(median_s=1.0, ci95_s=(0.9, 1.1))])
-    new = new.model_copy(
-        update={
-            "run": new.run.model_copy(update={"id": "1" * 32, "started_at": old.run.started_at + timedelta(days=1)})
-        }
-    )
-    frame = measurements_frame([(Path("b"), new), (Path("a"), old)])
-    assert len(frame) == 1 and frame["median_s"].iloc[0] == 1.0
+def _runs(*medians: float) -> list:
+    """One machine's runs of one measurement, a day apart, in the order given."""
+    runs = []
+    for day, median in enumerate(medians):
+        result = make_result([make_measurement(median_s=median)])
+        run = result.run.model_copy(
+            update={"id": f"{day + 1:032x}", "started_at": result.run.started_at + timedelta(days=day)}
+        )
+        runs.append((Path(str(day)), result.model_copy(update={"run": run})))
+    return runs
+
+
+def test_every_run_of_a_machine_counts_not_only_the_newest():
+    """A newest file (a replay, an edited copy) cannot set a machine's figure alone: the median over its runs."""
+    frame = measurements_frame(list(reversed(_runs(2.0, 2.2, 1.0))))
+    assert len(frame) == 1
+    row = frame.iloc[0]
+    assert (row["median_s"], row["runs"], row["runs_lo_s"], row["runs_hi_s"]) == (2.0, 3, 1.0, 2.2)
+    assert row["ci_lo_s"] <= 1.0 * 0.99 and row["ci_hi_s"] >= 2.2 * 1.01  # every run's interval is inside
+    assert len(row["samples"]) == 9 and row["samples_per_s"] == pytest.approx(row["samples_per_s"])
+    assert row["run_id"] == f"{3:032x}"  # the other columns are the newest run's
+    single = measurements_frame(_runs(2.0)).iloc[0]
+    assert (single["median_s"], single["runs"]) == (2.0, 1)
 
 
 def test_speedup_compares_only_the_same_machine_framework_and_hash():
     cpu = sweep("cpu", {2: 1.0, 3: 2.0})
     gpu = sweep("cuda", {2: 4.0, 3: 1.0})
-    other_hash = [
-        make_measurement(device="cuda", workload_hash="ffffffffffffffff", median_s=0.001, ci95_s=(0.001, 0.001))
-    ]
+    other_hash = [make_measurement(device="cuda", workload_hash="ffffffffffffffff", median_s=0.001)]
     frame = measurements_frame([(Path("r"), make_result(cpu + gpu + other_hash))])
     table = speedups(frame).sort_values("depth")
     assert table["speedup"].tolist() == pytest.approx([0.25, 2.0])
@@ -76,11 +78,12 @@ def test_speedup_compares_only_the_same_machine_framework_and_hash():
 
 def test_crossover_is_interpolated_in_log_space():
     cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
-    gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})  # ratio 0.5 at 1e3, 2.0 at 1e4: crosses at 10**3.5
+    gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})  # speedup 0.5 at depth 3, 2.0 at depth 4: halfway in log
     frame = measurements_frame([(Path("r"), make_result(cpu + gpu))])
     (row,) = crossovers(speedups(frame)).to_dict("records")
     assert row["verdict"] == "crossover"
-    assert row["break_even_params"] == pytest.approx(10**3.5)
+    p3, p4 = (m.params for m in cpu[1:])
+    assert row["break_even_params"] == pytest.approx((p3 * p4) ** 0.5)
 
 
 def test_the_committed_h200_run_shows_the_seed_001_crossover():
@@ -147,7 +150,6 @@ def transformer(device: str, times: dict[int, float], variant: str = "tuned") ->
             workload_hash=f"{b:016x}",
             params=1000,
             median_s=t,
-            ci95_s=(t * 0.99, t * 1.01),
             unit="step",
         )
         for b, t in times.items()
@@ -173,14 +175,14 @@ def test_loop_effect_finds_where_the_loop_flips_the_verdict():
 def test_frameworks_are_compared_on_equal_workload_hash_only():
     torch_rows = sweep("cpu", {2: 1.0, 3: 1.0})
     jax_rows = [retime(m, 0.5, framework="jax") for m in torch_rows]
-    stray = make_measurement(framework="jax", workload_hash="ffffffffffffffff", median_s=9.0, ci95_s=(9.0, 9.0))
+    stray = make_measurement(framework="jax", workload_hash="ffffffffffffffff", median_s=9.0)
     table = framework_comparison(measurements_frame([(Path("r"), make_result(torch_rows + jax_rows + [stray]))]))
     assert sorted(table["ratio"]) == pytest.approx([0.5, 0.5])
 
 
 def test_collector_keeps_the_newest_fingerprint_and_every_run():
     old = make_result([make_measurement()])
-    new = make_result([make_measurement(median_s=1.0, ci95_s=(0.9, 1.1))])
+    new = make_result([make_measurement(median_s=1.0)])
     new = new.model_copy(
         update={
             "run": new.run.model_copy(update={"id": "1" * 32, "started_at": old.run.started_at + timedelta(days=1)}),
@@ -192,7 +194,7 @@ def test_collector_keeps_the_newest_fingerprint_and_every_run():
     collector.add(Path("old"), old)
     (summary,) = collector.machines.values()
     assert summary.machine.memory_gib == 64.0 and len(summary.runs) == 2
-    assert collector.frame()["median_s"].tolist() == [1.0]
+    assert collector.frame()["median_s"].tolist() == [pytest.approx((1.0 + 0.011) / 2)]  # the median of both runs
 
 
 def test_chart_data_is_bounded_by_device_models_not_machines():
@@ -202,7 +204,7 @@ def test_chart_data_is_bounded_by_device_models_not_machines():
     for i in range(60):
         cpu = sweep("cpu", {2: 1.0, 3: 2.0})
         gpu = sweep("cuda", {2: 4.0, 3: 1.0})
-        results.append((Path(str(i)), make_result(cpu + gpu, machine_id=f"{i:016x}")))
+        results.append((Path(str(i)), make_result(cpu + gpu, label=f"#{i}")))
     frame = measurements_frame(results)
     assert frame["machine_id"].nunique() == 60
     sweep_rows = aggregate.sweep_by_device(frame)
@@ -217,12 +219,11 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
     from site_builder.load import PARALLEL_MIN_FILES
 
     results = tmp_path / "results"
-    base = make_result(sweep("cpu", {2: 1.0, 3: 2.0}) + sweep("cuda", {2: 4.0, 3: 1.0}))
     for i in range(PARALLEL_MIN_FILES + 6):
-        machine_id = f"{i % 20:016x}"  # several runs per machine, spread over the chunks
+        # several runs per machine, spread over the chunks
+        base = make_result(sweep("cpu", {2: 1.0, 3: 2.0}) + sweep("cuda", {2: 4.0, 3: 1.0}), label=f"#{i % 20}")
         result = base.model_copy(
             update={
-                "machine": base.machine.model_copy(update={"id": machine_id}),
                 "run": base.run.model_copy(
                     update={
                         "id": f"{i:032x}",
@@ -233,7 +234,7 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
                 "measurements": [retime(m, m.median_s * (1 + i)) for m in base.measurements],
             }
         )
-        storage.save(result, results / machine_id / f"{i:03d}.yaml")
+        save_under(results, result)
     (results / "ffffffffffffffff").mkdir()
     (results / "ffffffffffffffff" / "broken.yaml").write_text("machine: [")
     one = load_results(results, workers=1)

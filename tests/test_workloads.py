@@ -14,7 +14,7 @@ from runner.frameworks.torch import make_device
 from runner.frameworks.torch import workloads as tw
 from runner.worker import import_builder
 from runner.workloads import PROFILES, VARIANTS, all_workloads, get, select
-from runner.workloads.suite import MODELS, transformer_forward_flops
+from runner.workloads.suite import MODELS, transformer_forward_flops, transformer_params
 
 CPU = make_device("cpu", "test CPU")
 
@@ -148,3 +148,27 @@ def test_select_by_pattern_and_errors_list_valid_ids():
     assert [w.id for w in select(["*-sweep", "tabular-*"])] == ["tabular-mlp", "depth-sweep"]
     with pytest.raises(ValueError, match="valid workloads: tabular-mlp, depth-sweep"):
         select(["resnet*"])
+
+
+@pytest.mark.parametrize("model", sorted(MODELS))
+def test_transformer_parameter_count_is_the_built_models(model):
+    """The suite's analytic count (what the gate holds a file to) equals the Hugging Face model's own."""
+    pytest.importorskip("transformers")
+    built = tw.build_transformer(MODELS[model])
+    assert sum(p.numel() for p in built.parameters() if p.requires_grad) == transformer_params(MODELS[model])
+
+
+def test_every_hash_of_the_suite_is_known_with_its_figures():
+    from runner import SUITE_VERSION
+    from runner.workloads import known
+    from runner.workloads.suite import WORKLOADS
+
+    table = known.table(SUITE_VERSION)
+    for workload in WORKLOADS:  # the suite's own (the tests' plugin workloads are not published)
+        for profile in PROFILES:
+            for case in workload.cases(profile):
+                for variant in workload.variants:
+                    entry = table[case.workload_hash(variant)]
+                    assert (entry.workload, entry.point, entry.variant) == (case.workload, case.point, variant)
+                    assert entry.params == case.params is not None and entry.flops_per_unit == case.flops_per_unit
+    assert known.table(1) and known.table(99) is None

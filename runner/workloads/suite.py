@@ -321,6 +321,35 @@ def transformer_forward_flops(model: dict[str, Any]) -> float:
     raise ValueError(f"unknown model family {model['family']!r}")
 
 
+def transformer_params(model: dict[str, Any]) -> int:
+    """Trainable parameters of the Hugging Face class the suite builds from `model` (BertForSequenceClassification,
+    ViTForImageClassification, ConvNextForImageClassification): weights and biases of every layer, LayerNorms,
+    embeddings, ConvNeXt's layer scales. tests/test_workloads.py checks it against the built models."""
+    labels = model["num_labels"]
+    if model["family"] in ("bert", "vit"):
+        h, inter, layers = model["hidden_size"], model["intermediate_size"], model["num_hidden_layers"]
+        # Q, K, V and output projections, the MLP, two LayerNorms
+        layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 2 * 2 * h
+        if model["family"] == "bert":
+            # word, position and two token-type embeddings, their LayerNorm; the pooler
+            embeddings = (model["vocab_size"] + model["max_position_embeddings"] + 2) * h + 2 * h
+            return embeddings + layers * layer + (h * h + h) + (h * labels + labels)
+        p, side = model["patch_size"], model["image_size"]
+        # the CLS token, position embeddings of the patches and CLS, the stride-p patch convolution; final LayerNorm
+        embeddings = h + ((side // p) ** 2 + 1) * h + (3 * p * p * h + h)
+        return embeddings + layers * layer + 2 * h + (h * labels + labels)
+    if model["family"] == "convnext":
+        widths = model["hidden_sizes"]
+        total = (3 * 4 * 4 * widths[0] + widths[0]) + 2 * widths[0]  # the stem and its LayerNorm
+        for stage, (depth, w) in enumerate(zip(model["depths"], widths, strict=True)):
+            if stage:
+                total += 2 * widths[stage - 1] + (widths[stage - 1] * w * 4 + w)  # LayerNorm, 2x2 downsample
+            # 7x7 depthwise conv, LayerNorm, the 4x MLP, the layer scale
+            total += depth * ((49 * w + w) + 2 * w + (w * 4 * w + 4 * w) + (4 * w * w + w) + w)
+        return total + 2 * widths[-1] + (widths[-1] * labels + labels)
+    raise ValueError(f"unknown model family {model['family']!r}")
+
+
 TRANSFORMER_LOOPS = {
     # seed 003 prints no loop: as-written is the plain Hugging Face fine-tuning step (fp32, batch from host memory
     # every step, torch.optim.AdamW, no_grad inference).
@@ -351,7 +380,6 @@ def transformer_cases(profile: str) -> list[Case]:
             forward = transformer_forward_flops(MODELS[model]) * batch
             # Training: forward, plus weight and input gradients (each about one forward).
             flops = 3 * forward if mode == "train" else forward
-            # The parameter count depends on the library's module layout; the implementation reports it.
             cases.append(
                 Case(
                     "transformer",
@@ -359,6 +387,7 @@ def transformer_cases(profile: str) -> list[Case]:
                     config,
                     "step",
                     batch,
+                    params=transformer_params(MODELS[model]),
                     flops_per_unit=flops,
                 )
             )

@@ -21,6 +21,8 @@ import yaml
 HERE = Path(__file__).parent
 ROOT = HERE.parent.parent
 BASE = ROOT / "results" / "0c9b4be27c3326c3" / "20261122T071848Z.yaml"
+# A schema-3 run with device peaks and equivalence checks, for the rows that forge those.
+BASE3 = ROOT / "results" / "0c9b4be27c3326c3" / "20261123T030151Z.yaml"
 SCRIPT = "<script>window.__pwned=1</script>"
 # Short text fields a contributor controls; each gets markup in one file.
 TEXT_FIELDS = [
@@ -50,7 +52,7 @@ def _field(path: tuple[Any, ...]) -> str:
     return out
 
 
-def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
+def cases(base: dict[str, Any], base3: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
     """name -> (content: dict or raw text/bytes, expected field fragment, expected message fragment)."""
     out: dict[str, tuple[Any, str, str]] = {}
 
@@ -113,7 +115,31 @@ def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
     out["median-outside-samples"] = (data, f"measurements[{gpu}].median_s", "outside its own samples")
     data = copy.deepcopy(base)
     data["measurements"][gpu]["achieved_tflops"] *= 3
-    out["inconsistent-flops"] = (data, f"measurements[{gpu}].achieved_tflops", "does not equal")
+    out["inconsistent-flops"] = (data, f"measurements[{gpu}].achieved_tflops", "is not flops_per_unit / median_s")
+
+    # Figures derived from others are recomputed; figures of the workload are the suite's (issue 12's table)
+    where = f"measurements[{gpu}]"
+    mutate("samples-per-s-1e12", ("measurements", gpu, "samples_per_s"), 1e12, f"{where}.samples_per_s", "is not")
+    mutate("params-1e12", ("measurements", gpu, "params"), 10**12, f"{where}.params", "is not the suite's")
+    mutate("flops-doubled", ("measurements", gpu, "flops_per_unit"), m["flops_per_unit"] * 2, "flops_per_unit", "suite")
+    mutate("iqr-shrunk", ("measurements", gpu, "iqr_s"), 1e-9, f"{where}.iqr_s", "interquartile range")
+    mutate("ci-narrowed", ("measurements", gpu, "ci95_s"), [m["median_s"], m["median_s"]], "ci95_s", "95% interval")
+    mutate("unknown-workload-hash", ("measurements", gpu, "workload_hash"), "f" * 16, "workload_hash", "not a workload")
+    mutate("workload-renamed", ("measurements", gpu, "workload"), "transformer", f"{where}.workload", "workload hash")
+    mutate("batch-inflated", ("measurements", gpu, "samples_per_unit"), 10**6, "samples_per_unit", "workload hash")
+    mutate("warmup-1e308", ("measurements", gpu, "warmup_s"), 1e308, f"{where}.warmup_s", "longer than the whole run")
+    mutate("suite-99", ("suite", "version"), 99, "suite.version", "unknown to this gate")
+    # the hardware changed but the id kept: the id is the hash of the hardware, so it no longer matches
+    a100 = "NVIDIA A100-SXM4-80GB"
+    mutate("gpu-changed-id-kept", ("machine", "accelerators", 0, "model"), a100, "machine.id", "not the hash")
+    data = copy.deepcopy(base3)
+    data["device_peaks"][0]["tflops"] *= 10
+    out["device-peak-forged"] = (data, "device_peaks[0].tflops", "2 n^3 / median_s")
+    data = copy.deepcopy(base3)
+    check = next(c for c in data["equivalence"] if c["status"] == "passed")
+    check["grad_rtol"] = 1.0
+    check["grad_rel_diff"] = 0.5
+    out["equivalence-forged"] = (data, "equivalence[", "status is 'passed' but")
 
     layers = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))
     out["alias-bomb"] = (
@@ -133,12 +159,13 @@ def cases(base: dict[str, Any]) -> dict[str, tuple[Any, str, str]]:
 
 def main() -> None:
     base = yaml.safe_load(BASE.read_text())
+    base3 = yaml.safe_load(BASE3.read_text())
     files = HERE / "files"
     files.mkdir(exist_ok=True)
     for old in files.iterdir():
         old.unlink()
     expected = {}
-    for name, (content, field, message) in sorted(cases(base).items()):
+    for name, (content, field, message) in sorted(cases(base, base3).items()):
         path = files / f"{name}.yaml"
         if isinstance(content, dict):
             path.write_text(yaml.safe_dump(content, sort_keys=False, allow_unicode=True, width=120))
