@@ -8,6 +8,7 @@ import copy
 import json
 import shutil
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from typer.testing import CliRunner
 
 from runner import storage
 from runner.cli import app
-from runner.validate import check_result, validate
+from runner.validate import GRAD_RTOL_MAX, check_result, validate
 from tests.conftest import ROOT, build_site, make_measurement, make_result, retime, save_under
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -255,3 +256,139 @@ def test_a_gpu_the_peak_table_does_not_know_is_a_warning_that_names_it(tmp_path)
     from site_builder.load import load_results
 
     assert load_results(tmp_path, strict=True).accepted == [path]
+
+
+def _replayed(scale: float) -> dict:
+    """The committed base run under a new run id, every time and rate scaled by `scale`, a day later."""
+    data = yaml.safe_load(BASE.read_text())
+    data["run"]["id"] = "f" * 32
+    for key in ("started_at", "finished_at"):
+        data["run"][key] = (datetime.fromisoformat(str(data["run"][key])) + timedelta(days=1)).isoformat()
+    for m in data["measurements"]:
+        if m["status"] != "ok":
+            continue
+        for key in ("median_s", "iqr_s", "warmup_s"):
+            m[key] *= scale
+        m["samples_s"] = [s * scale for s in m["samples_s"]]
+        m["ci95_s"] = [s * scale for s in m["ci95_s"]] if m.get("ci95_s") else None
+        for key in ("samples_per_s", "achieved_tflops"):
+            if m.get(key):
+                m[key] /= scale
+    return data
+
+
+@pytest.mark.parametrize(("scale", "message"), [(1.0, "the same"), (0.7, "scaled by 0.7")])
+def test_a_replayed_run_is_refused_beside_the_one_it_copies(tmp_path, scale, message):
+    """The same measurements under a new run id, or all of them scaled to look faster: each file alone is
+    consistent, but its samples are another file's."""
+    replay = _replayed(scale)
+    path = tmp_path / "replay.yaml"
+    path.write_text(yaml.safe_dump(replay, sort_keys=False))
+    assert not validate([path]).errors  # alone, nothing gives it away
+    report = validate([BASE, path])
+    refused = [p for p in report.errors if p.path == str(path) and p.field.endswith(".samples_s")]
+    ok = sum(1 for m in replay["measurements"] if m["status"] == "ok" and len(m["samples_s"]) >= 3)
+    assert len(refused) == ok and all(message in p.message and BASE.name in p.message for p in refused)
+    assert not [p for p in report.errors if p.path == str(BASE)]
+
+
+def test_a_run_much_faster_than_the_machines_earlier_runs_is_a_warning(tmp_path):
+    results = tmp_path / "results"
+    base = make_measurement()
+    for hour, median in enumerate([0.011, 0.0105, 0.0115, 0.008]):  # the last 1.38x faster than the others' median
+        result = make_result([retime(base, median)])
+        run = result.run.model_copy(
+            update={"id": f"{hour + 1:032x}", "started_at": result.run.started_at + timedelta(hours=hour)}
+        )
+        run = run.model_copy(update={"finished_at": run.started_at + timedelta(minutes=5)})
+        save_under(results, result.model_copy(update={"run": run}))
+    report = validate([results])
+    assert not report.errors
+    [warning] = [p for p in report.problems if "faster" in p.message]
+    assert warning.severity == "warning" and "1.38x faster" in warning.message and "3 earlier run" in warning.message
+    assert warning.path.endswith("20261122T050000Z.yaml") and warning.field == "measurements[0].median_s"
+    assert [p for p in validate([results], strict=True).errors if "faster" in p.message]
+
+
+BASE3 = ROOT / "results" / "0c9b4be27c3326c3" / "20261123T030151Z.yaml"
+# What the site shows of a measurement (site_builder.aggregate's frame): an accepted file must not move any of it.
+SHOWN = ["median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "params", "achieved_tflops", "peak_tflops", "status"]
+
+
+def _numbers(data, prefix=()):
+    """Every number in `data` (not booleans), by its path."""
+    if isinstance(data, dict):
+        for key, value in data.items():
+            yield from _numbers(value, (*prefix, key))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _numbers(value, (*prefix, i))
+    elif isinstance(data, int | float) and not isinstance(data, bool):
+        yield prefix, data
+
+
+def test_field_by_field_mutations_are_refused_or_move_no_figure_the_site_shows():
+    """Each number of a real run (one GPU measurement whole, a device peak, an equivalence check, the run's
+    and machine's numbers) scaled by 0.7 and by 1000, one at a time: the gate refuses the file, or the site's
+    figures from it are exactly those of the real file."""
+    from site_builder.aggregate import Collector
+
+    data = yaml.safe_load(BASE3.read_text())
+    gpu = next(i for i, m in enumerate(data["measurements"]) if m["device"] == "cuda" and m["status"] == "ok")
+
+    def shown(result):
+        collector = Collector()
+        collector.add(Path("x"), result)
+        (summary,) = collector.machines.values()
+        frame = collector.frame()[SHOWN]
+        # an equivalence verdict is shown as such; its gradient difference cannot be recomputed without the
+        # gradients, so a 'passed' one is only held to the check's tolerance (runner.validate), checked below
+        verdicts = {key: status for key, (_, status, _) in summary.equivalence.items()}
+        grads = [grad for _, status, grad in summary.equivalence.values() if status == "passed"]
+        assert all(grad is None or grad <= GRAD_RTOL_MAX for grad in grads)
+        return frame.astype(object).where(frame.notna(), None).to_dict("records"), verdicts
+
+    original = storage.parse(yaml.safe_dump(data), "base.yaml")[0]
+    expected = shown(original)
+    targets = [("measurements", gpu), ("device_peaks", 0), ("equivalence", 0), ("run",), ("machine",)]
+    paths = [p for t in targets for p, _ in _numbers(data[t[0]] if len(t) == 1 else data[t[0]][t[1]], t)]
+    accepted: set[str] = set()
+    for path in paths:
+        for factor in (0.7, 1000.0):
+            mutant = copy.deepcopy(data)
+            target = mutant
+            for key in path[:-1]:
+                target = target[key]
+            value = target[path[-1]]
+            changed = value * factor if isinstance(value, float) else (value + 1 if factor < 1 else value * 1000)
+            if changed == value:
+                continue  # zero scaled is zero: no edit
+            target[path[-1]] = changed
+            text = yaml.safe_dump(mutant)
+            if [p for p in gate(text) if p.severity == "error"]:
+                continue
+            accepted.add(".".join(str(k) for k in path if not isinstance(k, int)))
+            result = storage.parse(text, "mutant.yaml")[0]
+            assert shown(result) == expected, (path, factor)
+    # what an edit may still change unrefused: figures the site does not show or derive from
+    assert accepted <= {
+        "measurements.warmup_s",
+        "measurements.peak_host_mib",
+        "measurements.peak_device_mib",
+        "measurements.cpu_util",
+        "measurements.load_avg",
+        "measurements.threads",
+        "measurements.wall_s",
+        "measurements.units_per_sample",
+        "measurements.top_ops.self_s",
+        "measurements.top_ops.total_s",
+        "measurements.top_ops.calls",
+        "equivalence.loss_rtol",
+        "equivalence.grad_rtol",
+        "equivalence.grad_rel_diff",
+        "equivalence.output_shape",
+        "run.time_budget_s",
+        "machine.memory_gib",
+        "machine.cpu.max_mhz",
+        "machine.accelerators.memory_gib",
+    }, sorted(accepted)
