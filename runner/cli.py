@@ -427,10 +427,13 @@ def validate(
 ) -> None:
     """Check result files: the format, then the rules a schema cannot express.
 
-    Size limit, no YAML anchors or aliases, the strict schema, results/<machine-id>/ matching machine.id,
-    unique run ids, medians within their samples, a passed sync self-test for every accelerator timing,
-    achieved FLOP/s below the device's peak; a measurement 10x away from its hardware cohort is a warning.
-    Every problem is reported at once with its file and field. Exit code 1 if any error.
+    Size limit, no YAML anchors, aliases or duplicate keys, the strict schema, plain names, results/<machine-id>/
+    matching machine.id (the hash of the file's hardware) and a file name that is the run's start time; every
+    derived figure recomputed (statistics from the raw samples, rates, FLOPs and parameters from the suite);
+    unique run ids and samples (no replays); a passed sync self-test for every accelerator timing; achieved
+    FLOP/s below the device's peak. Warnings: a measurement 10x away from its hardware cohort, or 25% faster
+    than the machine's earlier runs; an unknown GPU. Every problem is reported at once with its file and
+    field. Exit code 1 if any error.
     """
     from runner.validate import validate as run_gate
 
@@ -463,6 +466,52 @@ def validate(
             )
     if report.files == 0 or report.errors:
         raise typer.Exit(1)
+
+
+@app.command("check-pr")
+def check_pr(
+    base: Annotated[str, typer.Argument(help="The pull request's base commit.")],
+    head: Annotated[str, typer.Argument(help="The pull request's head commit.")],
+    author: Annotated[
+        str, typer.Option(help="Who opened the pull request: a GitHub login (--owners github) or an e-mail (git).")
+    ],
+    owners: Annotated[
+        str,
+        typer.Option(
+            help="How to tell who contributed a machine's earlier files: 'github' (the author of the pull request "
+            "each came from, via GITHUB_REPOSITORY and GITHUB_TOKEN) or 'git' (the commit's author e-mail)."
+        ),
+    ] = "github",
+    approved: Annotated[
+        bool, typer.Option("--approved", help="A maintainer labelled the pull request 'maintainer-approved'.")
+    ] = False,
+    repo: Annotated[Path, typer.Option(help="The git repository (default: here).")] = Path("."),
+) -> None:
+    """Check that a pull request only adds result files, and only to its author's machines.
+
+    A published result file may not be modified, deleted or renamed (results are append-only). A file added to
+    results/<machine-id>/ whose earlier files another contributor's pull request added needs a maintainer's
+    'maintainer-approved' label. Exit code 1 with each offending file named.
+    """
+    from runner import prcheck
+
+    if owners not in ("github", "git"):
+        err.print("[red]error:[/red] --owners is 'github' or 'git'")
+        raise typer.Exit(2)
+    owner_of = prcheck.environment_owner() if owners == "github" else prcheck.git_owner(repo)
+    if owner_of is None:
+        err.print("[red]error:[/red] --owners github needs GITHUB_REPOSITORY (and GITHUB_TOKEN) in the environment")
+        raise typer.Exit(2)
+    try:
+        problems = prcheck.check(repo, base, head, author, owner_of, approved)
+    except RuntimeError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    for problem in problems:
+        err.print(f"[red]error[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+    if problems:
+        raise typer.Exit(1)
+    console.print("Only new result files, each in a folder of its author's (or approved by a maintainer).")
 
 
 @app.command()

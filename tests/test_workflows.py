@@ -71,11 +71,36 @@ def test_pull_request_workflow_validates_builds_and_uploads():
     path = ROOT / ".github" / "workflows" / "pull-request.yml"
     data = yaml.safe_load(path.read_text())
     assert "pull_request" in data[True]  # YAML 1.1 reads the key `on` as True
-    assert data["permissions"] == {"contents": "read"}  # the PR's code runs with a read-only token
+    assert {"labeled", "unlabeled"} <= set(data[True]["pull_request"]["types"])  # the approval label re-runs it
+    assert data["permissions"] == {"contents": "read", "pull-requests": "read"}  # read-only token
     runs = "\n".join(step.get("run", "") for step in _steps(path))
     assert "benchsite validate" in runs and "xargs -0 benchsite validate" in runs
     assert "benchsite site build --strict" in runs
     assert any(step.get("uses", "").startswith("actions/upload-artifact@") for step in _steps(path))
+
+
+def test_the_gate_job_runs_the_base_branchs_code_on_the_pull_requests_files():
+    """A pull request that edits runner/ cannot weaken the check of its own results: the gate installs benchsite
+    from the base commit (not editable) and only reads the pull request's checkout."""
+    data = yaml.safe_load((ROOT / ".github" / "workflows" / "pull-request.yml").read_text())
+    gate = data["jobs"]["gate"]["steps"]
+    checkouts = [s for s in gate if s.get("uses", "").startswith("actions/checkout@")]
+    refs = {s["with"]["path"]: s["with"]["ref"] for s in checkouts}
+    assert refs == {
+        "base": "${{ github.event.pull_request.base.sha }}",
+        "pr": "${{ github.event.pull_request.head.sha }}",
+    }
+    assert all(s["with"]["persist-credentials"] is False for s in checkouts)
+    installs = [s["run"] for s in gate if "pip install" in s.get("run", "")]
+    assert installs == ["python -m pip install ./base"]  # not -e, and never the pull request's checkout
+    commands = [s for s in gate if "benchsite" in s.get("run", "") and "pip" not in s["run"]]
+    assert commands and all(s.get("working-directory") == "pr" for s in commands)
+    assert all("python -m runner" not in s["run"] for s in commands)  # `python -m` would import pr/runner
+    check = next(s for s in commands if "check-pr" in s["run"])
+    assert "maintainer-approved" in check["env"]["APPROVED"] and "--approved" in check["run"]
+    # the pull request's own code is tested apart
+    own = data["jobs"]["pr-code"]["steps"]
+    assert any("pip install -e" in s.get("run", "") for s in own)
 
 
 def test_pages_workflow_validates_then_deploys_from_main():
