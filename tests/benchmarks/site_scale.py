@@ -2,12 +2,13 @@
 
     python tests/benchmarks/site_scale.py [--sizes 1000 10000] [--runs-per-machine 2] [--max-samples 8]
 
-Generates N schema-valid result files in a temporary directory (never under results/): each is one of the
-committed real files with a new machine id, a CPU and an accelerator from a pool of real models, every time
-scaled by a per-machine factor, and a new run id and date; `--runs-per-machine` files share a machine (so
-N / runs machines get a page each). Raw sample lists are cut to `--max-samples` (a quick-profile run keeps
-about that many), which keeps the generated gigabytes and the run time bounded; parse and build read the
-same files, so the ratio is fair.
+Generates N schema-valid result files in a temporary directory (never under results/): each is one of the committed
+real files with a new machine id, a CPU and an accelerator from a pool of real models, every time scaled by a per-
+machine factor with noise of its own per sample (statistics recomputed, as the gate does), a machine id that is the
+hash of its hardware (the socket count tells machines apart), and a new run id and date; `--runs-per-machine` files
+share a machine (so N / runs machines get a page each). Raw sample lists are cut to `--max-samples` (a quick-
+profile run keeps about that many), which keeps the generated gigabytes and the run time bounded; parse and build
+read the same files, so the ratio is fair.
 
 Then, each in a fresh process:
 - parse: every file through `runner.storage.parse` (size limit, LibYAML safe load, schema): the least any
@@ -23,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import hashlib
 import os
 import random
 import shutil
@@ -40,8 +40,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from runner.fingerprint import machine_id  # noqa: E402
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
-from runner.schema import Cpu  # noqa: E402
+from runner.schema import Accelerator, Cpu  # noqa: E402
+from runner.timing import summarize  # noqa: E402
 from runner.validate import FIRST_RELEASE  # noqa: E402
 
 TARGET_RATIO = 3.0
@@ -97,15 +99,21 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
         pick = random.Random(machine_no)
         data = copy.deepcopy(bases[machine_no % len(bases)])
         machine = data["machine"]
-        machine["id"] = hashlib.sha256(f"machine-{machine_no}".encode()).hexdigest()[:16]
         cpu_model, vendor = pick.choice(CPUS)
-        machine["cpu"].update(model=cpu_model, vendor=vendor)
+        # a machine's own hardware (the id is its hash): the socket count tells the generated machines apart
+        machine["cpu"].update(model=cpu_model, vendor=vendor, sockets=machine_no + 1)
         factor = pick.uniform(0.3, 3.0)
         if machine.get("accelerators"):
             gpu_vendor, gpu_model = pick.choice(GPUS)
             machine["accelerators"][0].update(vendor=gpu_vendor, model=gpu_model)
+        machine["id"] = machine_id(Cpu(**machine["cpu"]), [Accelerator(**a) for a in machine.get("accelerators", [])])
         when = start + timedelta(seconds=i * 5)
-        data["run"].update(id=f"{rng.getrandbits(128):032x}", started_at=when.isoformat(), finished_at=when.isoformat())
+        wall = sum(m.get("wall_s") or 0.0 for m in data["measurements"]) * 3.0 + 60.0
+        data["run"].update(
+            id=f"{rng.getrandbits(128):032x}",
+            started_at=when.isoformat(),
+            finished_at=(when + timedelta(seconds=wall)).isoformat(),
+        )
         for m in data["measurements"]:
             scale = factor * rng.uniform(0.95, 1.05)
             if m.get("device") != "cpu" and machine.get("accelerators"):
@@ -120,17 +128,18 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 peak = gpu_peak_tflops(m["device_name"], precision)
             if peak and m.get("achieved_tflops") and m["achieved_tflops"] / scale > 0.5 * peak:
                 scale = m["achieved_tflops"] / (0.5 * peak)
-            m["samples_s"] = [s * scale for s in m.get("samples_s", [])[:max_samples]]
-            for key in ("median_s", "iqr_s", "warmup_s", "wall_s"):
+            # every sample its own noise: generated files must not be replays of each other (the gate refuses them)
+            m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:max_samples]]
+            for key in ("warmup_s", "wall_s"):
                 if m.get(key) is not None:
                     m[key] *= scale
-            if m.get("ci95_s"):
-                m["ci95_s"] = [v * scale for v in m["ci95_s"]]
-            if m.get("median_s") and m["samples_s"] and not min(m["samples_s"]) <= m["median_s"] <= max(m["samples_s"]):
-                m["samples_s"].append(m["median_s"])  # cutting the samples must not make the file inconsistent
-            for key in ("samples_per_s", "achieved_tflops"):
-                if m.get(key) is not None:
-                    m[key] /= scale
+            if m.get("status") == "ok" and m["samples_s"]:  # the statistics and rates the gate recomputes
+                stats = summarize(m["samples_s"])
+                m.update(median_s=stats.median_s, iqr_s=stats.iqr_s, rel_ci_halfwidth=stats.rel_ci_halfwidth)
+                m["ci95_s"] = list(stats.ci95_s) if stats.ci95_s else None
+                m["samples_per_s"] = m["samples_per_unit"] / stats.median_s
+                if m.get("flops_per_unit"):
+                    m["achieved_tflops"] = m["flops_per_unit"] / stats.median_s / 1e12
         path = out / machine["id"] / f"{when:%Y%m%dT%H%M%SZ}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False, width=120))
