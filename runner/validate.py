@@ -375,7 +375,7 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
     runs: dict[str, str] = {}
     # (workload_hash, variant, framework, device, device_name) -> [(machine, path, index, median)]
     cohorts: dict[tuple[str, ...], list[tuple[str, str, int, float]]] = defaultdict(list)
-    replays = _Replays()
+    replays = Replays()
     # (machine, workload_hash, framework, device) -> [(started_at, path, index, median)]
     history: dict[tuple[str, ...], list[tuple[datetime, str, int, float]]] = defaultdict(list)
     for path, result, problems in storage.iter_all(list(paths)):
@@ -397,7 +397,9 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
                 history[(result.machine.id, m.workload_hash, m.framework, m.device)].append(
                     (started, name, i, m.median_s)
                 )
-                report.problems.extend(replays.check(name, i, m))
+                replayed = replays.check(name, i, replay_digests(m), m.median_s)
+                if replayed is not None:
+                    report.problems.append(replayed)
     report.problems.extend(_cohort_outliers(cohorts))
     report.problems.extend(_faster_than_before(history))
     if strict:
@@ -407,45 +409,49 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
     return report
 
 
-class _Replays:
-    """Raw samples seen so far, by a 16-byte digest each: exactly, and each over its median (so a copy scaled by
-    any constant has the same digest). Timings of real runs never repeat to the last bit."""
+def replay_digests(m: Measurement) -> tuple[bytes, bytes] | None:
+    """Two 16-byte digests of an 'ok' measurement's raw samples: exactly, and each over its median (so a copy
+    scaled by any constant has the same second digest). None for fewer than REPLAY_MIN_SAMPLES samples."""
+    if m.status != "ok" or len(m.samples_s) < REPLAY_MIN_SAMPLES or not m.median_s:
+        return None
+    median = m.median_s
+    return _digest(m.samples_s), _digest([float(f"{s / median:.9e}") for s in m.samples_s])
+
+
+def _digest(values: list[float]) -> bytes:
+    return hashlib.blake2b(struct.pack(f"<{len(values)}d", *values), digest_size=16).digest()
+
+
+class Replays:
+    """Raw samples seen so far, by digest (replay_digests). Timings of real runs never repeat to the last bit:
+    a measurement whose samples another already has, exactly or scaled, is a copy. Used by the gate and by the
+    site's loader, each in its own file order."""
 
     def __init__(self) -> None:
         self.exact: dict[bytes, tuple[str, int]] = {}
         self.shape: dict[bytes, tuple[str, int, float]] = {}
 
-    @staticmethod
-    def _digest(values: list[float]) -> bytes:
-        return hashlib.blake2b(struct.pack(f"<{len(values)}d", *values), digest_size=16).digest()
-
-    def check(self, path: str, index: int, m: Measurement) -> list[Problem]:
-        samples, median = m.samples_s, m.median_s
-        if len(samples) < REPLAY_MIN_SAMPLES or not median:
-            return []
+    def check(self, path: str, index: int, digests: tuple[bytes, bytes] | None, median: float) -> Problem | None:
+        if digests is None:
+            return None
         where = f"measurements[{index}].samples_s"
-        first = self.exact.setdefault(self._digest(samples), (path, index))
+        first = self.exact.setdefault(digests[0], (path, index))
         if first != (path, index):
-            return [
-                Problem(
-                    path,
-                    where,
-                    f"the same {len(samples)} samples as {first[0]} measurements[{first[1]}]: a measurement is "
-                    "timed once, and a replayed one is not a new result",
-                )
-            ]
-        shape = self._digest([float(f"{s / median:.9e}") for s in samples])
-        other = self.shape.setdefault(shape, (path, index, median))
+            return Problem(
+                path,
+                where,
+                f"the same samples as {first[0]} measurements[{first[1]}]: a measurement is timed once, and a "
+                "replayed one is not a new result",
+            )
+        other = self.shape.setdefault(digests[1], (path, index, median))
         if other[:2] != (path, index):
-            return [
-                Problem(
-                    path,
-                    where,
-                    f"the samples of {other[0]} measurements[{other[1]}] scaled by {median / other[2]:.4g}: "
-                    "a replayed measurement made to look faster or slower",
-                )
-            ]
-        return []
+            return Problem(
+                path,
+                where,
+                f"the samples of {other[0]} measurements[{other[1]}] scaled by {median / other[2]:.4g}: a replayed "
+                "measurement made to look faster or slower",
+            )
+        return None
 
 
 def _faster_than_before(history: dict[tuple[str, ...], list[tuple[datetime, str, int, float]]]) -> list[Problem]:

@@ -110,7 +110,8 @@ class MachineSummary:
     software: Software
     sync_selftests: list[SyncSelfTest]
     started_at: datetime
-    runs: list[tuple[datetime, str, str, int]] = field(default_factory=list)  # date, profile, command, count
+    # date, profile, command, measurements, file
+    runs: list[tuple[datetime, str, str, int, str]] = field(default_factory=list)
     # (workload_hash, framework, device) -> (started_at, row): the newest run's top operators per measurement
     top_ops: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
     # (framework, workload, point) -> (started_at, status, gradient difference): the newest equivalence check
@@ -124,10 +125,12 @@ class Collector:
         self._columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
         self.machines: dict[str, MachineSummary] = {}
         self.files = 0
+        self._sources: list[str] = []  # each row's file, so that a file's rows can be taken out again
 
     def add(self, path: Path, result: ResultFile) -> None:
         self.files += 1
         machine, run = result.machine, result.run
+        source = sys.intern(str(path))
         gpu = machine.accelerators[0] if machine.accelerators else None
         intern = sys.intern
         common = {
@@ -142,7 +145,7 @@ class Collector:
             "suite": result.suite.version,
         }
         columns = self._columns
-        summary = self._summary(result)
+        summary = self._summary(result, source)
         for check in result.equivalence:
             key = (intern(check.framework), intern(check.workload), intern(point_label(check.point)))
             if key not in summary.equivalence or summary.equivalence[key][0] <= run.started_at:
@@ -182,6 +185,7 @@ class Collector:
                 columns[name].append(value)
             for name, value in row.items():
                 columns[name].append(value)
+            self._sources.append(source)
             if m.top_ops:
                 key = (m.workload_hash, m.framework, m.device)
                 known = summary.top_ops.get(key)
@@ -200,7 +204,7 @@ class Collector:
                         },
                     )
 
-    def _summary(self, result: ResultFile) -> MachineSummary:
+    def _summary(self, result: ResultFile, source: str) -> MachineSummary:
         machine, run = result.machine, result.run
         summary = self.machines.get(machine.id)
         if summary is None or summary.started_at < run.started_at:
@@ -208,7 +212,7 @@ class Collector:
             if summary is not None:
                 fresh.runs, fresh.top_ops, fresh.equivalence = summary.runs, summary.top_ops, summary.equivalence
             summary = self.machines[machine.id] = fresh
-        summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements)))
+        summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements), source))
         return summary
 
     def merge(self, other: Collector) -> None:
@@ -217,6 +221,7 @@ class Collector:
         self.files += other.files
         for name, values in other._columns.items():
             self._columns[name].extend(values)
+        self._sources.extend(other._sources)
         for machine_id, theirs in other.machines.items():
             ours = self.machines.get(machine_id)
             if ours is None:
@@ -231,6 +236,20 @@ class Collector:
                 if key not in newer.equivalence or newer.equivalence[key][0] < check[0]:
                     newer.equivalence[key] = check
             self.machines[machine_id] = newer
+
+    def drop_files(self, paths: set[str]) -> None:
+        """Take files back out (a replayed file, found once every file is read): their rows, and their runs in
+        the machines' run lists; a machine left with no run goes."""
+        keep = [i for i, source in enumerate(self._sources) if source not in paths]
+        for name, values in self._columns.items():
+            self._columns[name] = [values[i] for i in keep]
+        self._sources = [self._sources[i] for i in keep]
+        for machine_id, summary in list(self.machines.items()):
+            before = len(summary.runs)
+            summary.runs = [run for run in summary.runs if run[4] not in paths]
+            self.files -= before - len(summary.runs)
+            if not summary.runs:
+                del self.machines[machine_id]
 
     def frame(self) -> pd.DataFrame:
         """One row per measurement and profile; where a machine ran the same measurement more than once with

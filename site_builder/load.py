@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.storage import Problem, iter_all, iter_result_paths
-from runner.validate import check_result
+from runner.validate import Replays, check_result, replay_digests
 from site_builder.aggregate import Collector
 
 # Below this many files one process is quicker than starting others.
@@ -32,10 +32,21 @@ class StrictBuildError(Exception):
 
 
 @dataclass
+class Fingerprint:
+    """What the replay check needs of one accepted file: its measurements' sample digests, compactly."""
+
+    path: Path
+    indices: list[int]
+    digests: bytes  # 32 bytes per index: exact, then shape (runner.validate.replay_digests)
+    medians: list[float]
+
+
+@dataclass
 class Loaded:
     collector: Collector = field(default_factory=Collector)
     accepted: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    fingerprints: list[Fingerprint] = field(default_factory=list)
 
     @property
     def rejected(self) -> list[str]:
@@ -49,12 +60,37 @@ class Loaded:
             if result is not None and not any(p.severity == "error" for p in problems):
                 self.collector.add(path, result)
                 self.accepted.append(path)
+                indices, digests, medians = [], bytearray(), []
+                for i, m in enumerate(result.measurements):
+                    pair = replay_digests(m)
+                    if pair is not None and m.median_s:
+                        indices.append(i)
+                        digests += pair[0] + pair[1]
+                        medians.append(m.median_s)
+                self.fingerprints.append(Fingerprint(path, indices, bytes(digests), medians))
         return self
+
+    def refuse_replays(self) -> None:
+        """Leave out every file whose samples repeat an earlier file's (in file order), exactly or scaled, as the
+        gate refuses it: a replayed run must not count as one more run of a machine."""
+        replays, replayed = Replays(), dict[Path, Problem]()
+        for fp in self.fingerprints:
+            for k, index in enumerate(fp.indices):
+                pair = (fp.digests[32 * k : 32 * k + 16], fp.digests[32 * k + 16 : 32 * k + 32])
+                problem = replays.check(str(fp.path), index, pair, fp.medians[k])
+                if problem is not None and fp.path not in replayed:
+                    replayed[fp.path] = problem
+        if not replayed:
+            return
+        self.problems.extend(replayed.values())
+        self.accepted = [p for p in self.accepted if p not in replayed]
+        self.collector.drop_files({str(path) for path in replayed})
 
     def merge(self, other: Loaded) -> None:
         self.collector.merge(other.collector)
         self.accepted.extend(other.accepted)
         self.problems.extend(other.problems)
+        self.fingerprints.extend(other.fingerprints)
 
 
 def _load_chunk(paths: list[Path]) -> Loaded:
@@ -76,6 +112,7 @@ def load_results(root: Path, strict: bool = False, workers: int | None = None) -
                 loaded.merge(part)
     else:
         loaded.take(paths)
+    loaded.refuse_replays()
     errors = [p for p in loaded.problems if p.severity == "error"]
     if strict and errors:  # a warning (an unknown GPU, an outlier) leaves the file published and the build going
         raise StrictBuildError(errors)

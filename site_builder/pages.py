@@ -315,7 +315,7 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
             "selftests": s.sync_selftests,
             "runs": [
                 {"date": f"{d:%Y-%m-%d %H:%M} UTC", "profile": p, "command": c, "count": n}
-                for d, p, c, n in sorted(s.runs, reverse=True)
+                for d, p, c, n, _ in sorted(s.runs, reverse=True)
             ],
             "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
             "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))

@@ -8,7 +8,7 @@ import copy
 import json
 import shutil
 import time
-from datetime import datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -21,6 +21,7 @@ from runner import storage
 from runner.cli import app
 from runner.validate import GRAD_RTOL_MAX, check_result, validate
 from tests.conftest import ROOT, build_site, make_measurement, make_result, retime, save_under
+from tests.corpus.build import replayed
 
 CORPUS = Path(__file__).parent / "corpus"
 EXPECTED = json.loads((CORPUS / "expected.json").read_text())
@@ -34,9 +35,10 @@ def test_the_corpus_is_what_its_builder_makes():
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_each_hostile_file_is_refused_with_its_field_and_reason(name):
-    report = validate([CORPUS / "files" / name])
     expected = EXPECTED[name]
-    assert report.files == 1 and report.bad_files == 1, report.problems
+    beside = [ROOT / expected["with"]] if "with" in expected else []  # a replay is refused beside what it copies
+    report = validate([*beside, CORPUS / "files" / name])
+    assert report.files == 1 + len(beside) and report.bad_files == 1, report.problems
     assert all(p.path.endswith(name) for p in report.problems)
     assert any(
         expected["field"] in p.field and expected["message"].lower() in p.message.lower() for p in report.errors
@@ -258,30 +260,11 @@ def test_a_gpu_the_peak_table_does_not_know_is_a_warning_that_names_it(tmp_path)
     assert load_results(tmp_path, strict=True).accepted == [path]
 
 
-def _replayed(scale: float) -> dict:
-    """The committed base run under a new run id, every time and rate scaled by `scale`, a day later."""
-    data = yaml.safe_load(BASE.read_text())
-    data["run"]["id"] = "f" * 32
-    for key in ("started_at", "finished_at"):
-        data["run"][key] = (datetime.fromisoformat(str(data["run"][key])) + timedelta(days=1)).isoformat()
-    for m in data["measurements"]:
-        if m["status"] != "ok":
-            continue
-        for key in ("median_s", "iqr_s", "warmup_s"):
-            m[key] *= scale
-        m["samples_s"] = [s * scale for s in m["samples_s"]]
-        m["ci95_s"] = [s * scale for s in m["ci95_s"]] if m.get("ci95_s") else None
-        for key in ("samples_per_s", "achieved_tflops"):
-            if m.get(key):
-                m[key] /= scale
-    return data
-
-
 @pytest.mark.parametrize(("scale", "message"), [(1.0, "the same"), (0.7, "scaled by 0.7")])
 def test_a_replayed_run_is_refused_beside_the_one_it_copies(tmp_path, scale, message):
     """The same measurements under a new run id, or all of them scaled to look faster: each file alone is
     consistent, but its samples are another file's."""
-    replay = _replayed(scale)
+    replay = replayed(yaml.safe_load(BASE.read_text()), scale)
     path = tmp_path / "replay.yaml"
     path.write_text(yaml.safe_dump(replay, sort_keys=False))
     assert not validate([path]).errors  # alone, nothing gives it away
@@ -290,6 +273,17 @@ def test_a_replayed_run_is_refused_beside_the_one_it_copies(tmp_path, scale, mes
     ok = sum(1 for m in replay["measurements"] if m["status"] == "ok" and len(m["samples_s"]) >= 3)
     assert len(refused) == ok and all(message in p.message and BASE.name in p.message for p in refused)
     assert not [p for p in report.errors if p.path == str(BASE)]
+    # and the site leaves it out too: a replay must not count as one more run of the machine
+    from site_builder.load import load_results
+
+    results = tmp_path / "results" / "0c9b4be27c3326c3"
+    results.mkdir(parents=True)
+    shutil.copy(BASE, results / BASE.name)
+    shutil.copy(path, results / "20261123T071848Z.yaml")
+    loaded = load_results(tmp_path / "results", workers=1)
+    assert loaded.accepted == [results / BASE.name]
+    assert loaded.rejected == [str(results / "20261123T071848Z.yaml")]
+    assert set(loaded.collector.frame()["run_id"]) == {yaml.safe_load(BASE.read_text())["run"]["id"]}
 
 
 def test_a_run_much_faster_than_the_machines_earlier_runs_is_a_warning(tmp_path):

@@ -141,6 +141,10 @@ def cases(base: dict[str, Any], base3: dict[str, Any]) -> dict[str, tuple[Any, s
     check["grad_rel_diff"] = 0.5
     out["equivalence-forged"] = (data, "equivalence[", "status is 'passed' but")
 
+    # replays: consistent alone, refused beside the committed run they copy ("with" in expected.json)
+    for name, scale, message in (("replay-same-run", 1.0, "the same samples"), ("replay-scaled-0.7", 0.7, "by 0.7")):
+        out[name] = (replayed(base, scale), ".samples_s", message)
+
     layers = "".join(f"l{i}: &l{i} [" + ", ".join([f"*l{i - 1}"] * 9) + "]\n" for i in range(1, 10))
     out["alias-bomb"] = (
         'l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n' + layers,
@@ -155,6 +159,27 @@ def cases(base: dict[str, Any], base3: dict[str, Any]) -> dict[str, tuple[Any, s
     out["binary-garbage"] = (random.Random(4).randbytes(2048), "", "not")
     out["empty"] = ("", "", "mapping at the top level")
     return out
+
+
+def replayed(base: dict[str, Any], scale: float) -> dict[str, Any]:
+    """The base run under a new run id, a day later, every time and rate scaled by `scale`."""
+    from datetime import datetime, timedelta
+
+    data = copy.deepcopy(base)
+    data["run"]["id"] = "f" * 32
+    for key in ("started_at", "finished_at"):
+        data["run"][key] = (datetime.fromisoformat(str(data["run"][key])) + timedelta(days=1)).isoformat()
+    for m in data["measurements"]:
+        if m["status"] != "ok":
+            continue
+        for key in ("median_s", "iqr_s", "warmup_s"):
+            m[key] *= scale
+        m["samples_s"] = [s * scale for s in m["samples_s"]]
+        m["ci95_s"] = [s * scale for s in m["ci95_s"]] if m.get("ci95_s") else None
+        for key in ("samples_per_s", "achieved_tflops"):
+            if m.get(key):
+                m[key] /= scale
+    return data
 
 
 def main() -> None:
@@ -174,6 +199,8 @@ def main() -> None:
         else:
             path.write_text(content)
         expected[path.name] = {"field": field, "message": message}
+        if name.startswith("replay-"):
+            expected[path.name]["with"] = str(BASE.relative_to(ROOT))
     (HERE / "expected.json").write_text(json.dumps(expected, indent=2) + "\n")
     print(f"{len(expected)} files in {files}")
 
