@@ -186,13 +186,13 @@ def _check(framework: str, status: str, **extra) -> EquivalenceCheck:
 def test_frameworks_page_shows_the_equivalence_check(tmp_path):
     """Passed, failed and unchecked comparisons are told apart, on the frameworks page and machine pages."""
     results = tmp_path / "results"
-    torch_row = make_measurement(device="cpu")
     ids = {}
     for label, framework, checks in [
         ("a", "jax", [_check("jax", "passed")]),
         ("b", "tensorflow", [_check("tensorflow", "failed", grad_rel_diff=0.3)]),
         ("c", "tensorflow", []),  # run with --no-equivalence
     ]:
+        torch_row = make_measurement(device="cpu")  # each machine its own samples (the same ones are a replay)
         other = retime(torch_row, 0.005, framework=framework)
         result = make_result([torch_row, other], label=label).model_copy(update={"equivalence": checks})
         ids[label] = save_under(results, result).parent.name
