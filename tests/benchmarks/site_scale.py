@@ -130,9 +130,10 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 scale = m["achieved_tflops"] / (0.5 * peak)
             # every sample its own noise: generated files must not be replays of each other (the gate refuses them)
             m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:max_samples]]
-            for key in ("warmup_s", "wall_s"):
-                if m.get(key) is not None:
-                    m[key] *= scale
+            if m.get("warmup_s") is not None:
+                m["warmup_s"] *= scale
+            if m.get("wall_s") is not None:
+                m["wall_s"] *= scale * 1.02  # room for the samples' own noise (up to 1% each)
             if m.get("status") == "ok" and m["samples_s"]:  # the statistics and rates the gate recomputes
                 stats = summarize(m["samples_s"])
                 m.update(median_s=stats.median_s, iqr_s=stats.iqr_s, rel_ci_halfwidth=stats.rel_ci_halfwidth)
