@@ -482,8 +482,9 @@ def options_from_record(record: dict[str, Any]) -> RunOptions:
     return RunOptions(**values)
 
 
-def find_unfinished(options: RunOptions, machine_id: str) -> journal.Recovered | None:
-    """The newest unfinished run of this machine whose journal lies beside `options`' results folder."""
+def find_unfinished(options: RunOptions, machine_id: str = "*") -> journal.Recovered | None:
+    """The newest unfinished run (of this machine, given its id) whose journal lies beside `options`' results
+    folder."""
     for path in journal.unfinished(journal.journal_dir(output_folder(options)), machine_id):
         try:
             return journal.read(path)

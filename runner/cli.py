@@ -155,13 +155,19 @@ def run(
     recovered = None
     try:
         with console.status("Probing frameworks and hardware ..."):
-            plan = api.plan_run(options)
-            if resume:
-                recovered = api.find_unfinished(options, plan.machine.id)
+            if resume:  # the run's own options, probed once; a journal of other hardware is looked past
+                recovered = api.find_unfinished(options)
                 if recovered is None:
                     folder = api.journal.journal_dir(api.output_folder(options))
-                    raise api.PlanError(f"no interrupted run of this machine to resume (no journal in {folder})")
+                    raise api.PlanError(f"no interrupted run to resume (no journal in {folder})")
                 plan = api.plan_run(api.options_from_record(recovered.options))
+                if recovered.machine_id != plan.machine.id:
+                    recovered = api.find_unfinished(options, plan.machine.id)
+                    if recovered is None:
+                        raise api.PlanError("no interrupted run of this machine to resume")
+                    plan = api.plan_run(api.options_from_record(recovered.options))
+            else:
+                plan = api.plan_run(options)
     except api.PlanError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None

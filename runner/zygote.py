@@ -66,8 +66,13 @@ def _child(fds: list[int], server: socket.socket) -> None:
 
 
 def serve(modules: list[str]) -> None:
-    for name in modules:
-        importlib.import_module(name)
+    try:
+        for name in modules:
+            importlib.import_module(name)
+    except BaseException:
+        # a framework that fails to import: no server, and quietly (no traceback on the user's terminal for a
+        # framework that is not installed); the fresh process that measures instead reports why
+        os._exit(3)
     server = socket.socket(fileno=0)
     server.sendall(b"ready\n")
     children: set[int] = set()

@@ -134,4 +134,4 @@ def test_resume_without_an_interrupted_run_says_so(tmp_path):
     done = subprocess.run(
         [*RUN, "--results-dir", str(tmp_path / "results"), "--resume"], cwd=ROOT, capture_output=True, text=True
     )
-    assert done.returncode == 2 and "no interrupted run" in done.stderr
+    assert done.returncode == 2 and "no interrupted run to resume" in done.stderr
