@@ -274,32 +274,48 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     A measurement run more than once is the median over its runs' medians, its interval the span of every
     run's interval (so run-to-run spread widens it), `runs_lo_s`..`runs_hi_s` the fastest and slowest run, and
     its samples those of every run (what the speedup bootstraps resample). Rates are rescaled to that median;
-    the other columns are the newest run's. `frame` must be sorted by start time."""
+    the other columns are the newest run's (the newest with a time, where there is one). `frame` must be
+    sorted by start time. Vectorised: grouped aggregates, one pass over the repeated groups' samples."""
     frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
     group_key = [*KEY, "profile"]
     repeated = frame.duplicated(group_key, keep=False)
     if not repeated.any():
         return frame
-    combined = []
-    for _, group in frame[repeated].groupby(group_key, sort=False, observed=True, dropna=False):
-        ok = group[(group["status"] == "ok") & group["median_s"].notna()]
-        row = (ok if len(ok) else group).iloc[-1].copy()
-        if len(ok) > 1:
-            median = float(np.median(ok["median_s"]))
-            scale = row["median_s"] / median
-            row["median_s"] = median
-            row["ci_lo_s"] = ok["ci_lo_s"].min()
-            row["ci_hi_s"] = ok["ci_hi_s"].max()
-            row["samples_per_s"] = row["samples_per_s"] * scale
-            row["achieved_tflops"] = row["achieved_tflops"] * scale
-            row["samples"] = np.concatenate([np.asarray(s, dtype=float) for s in ok["samples"]])
-            row["runs"] = len(ok)
-            row["runs_lo_s"] = ok["median_s"].min()
-            row["runs_hi_s"] = ok["median_s"].max()
-        combined.append(row)
-    out = pd.concat([frame[~repeated], pd.DataFrame(combined)], ignore_index=True)
-    for name in (*NUMERIC, "runs_lo_s", "runs_hi_s"):
-        out[name] = pd.to_numeric(out[name], errors="coerce")
+    rows = frame[repeated]
+    ok = ((rows["status"] == "ok") & rows["median_s"].notna()).to_numpy()
+    rows = rows.assign(_group=rows.groupby(group_key, sort=False, observed=True, dropna=False).ngroup().to_numpy())
+    timed = rows[ok]
+    stats = timed.groupby("_group").agg(
+        median=("median_s", "median"),
+        lo=("ci_lo_s", "min"),
+        hi=("ci_hi_s", "max"),
+        n=("median_s", "size"),
+        fastest=("median_s", "min"),
+        slowest=("median_s", "max"),
+    )
+    stats = stats[stats["n"] > 1]
+    pooled: dict[int, list[np.ndarray]] = {}
+    for group, samples in zip(timed["_group"].to_numpy(), timed["samples"], strict=True):
+        if group in stats.index:
+            pooled.setdefault(int(group), []).append(np.asarray(samples, dtype=float))
+    # the newest row with a time per group (a stable sort keeps start-time order among equals), else the newest
+    newest = rows.assign(_ok=ok).sort_values("_ok", kind="stable").drop_duplicates("_group", keep="last")
+    newest = newest.set_index("_group")
+    both = stats.index
+    scale = newest.loc[both, "median_s"] / stats["median"]
+    newest.loc[both, "median_s"] = stats["median"]
+    newest.loc[both, "ci_lo_s"] = stats["lo"]
+    newest.loc[both, "ci_hi_s"] = stats["hi"]
+    newest.loc[both, "samples_per_s"] = newest.loc[both, "samples_per_s"] * scale
+    newest.loc[both, "achieved_tflops"] = newest.loc[both, "achieved_tflops"] * scale
+    newest.loc[both, "runs"] = stats["n"]
+    newest.loc[both, "runs_lo_s"] = stats["fastest"]
+    newest.loc[both, "runs_hi_s"] = stats["slowest"]
+    newest["samples"] = [
+        np.concatenate(pooled[group]) if group in pooled else samples
+        for group, samples in zip(newest.index, newest["samples"], strict=True)
+    ]
+    out = pd.concat([frame[~repeated], newest.reset_index(drop=True).drop(columns="_ok")], ignore_index=True)
     out["runs"] = out["runs"].astype(int)
     return out.sort_values("started_at", kind="stable")
 
