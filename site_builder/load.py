@@ -3,7 +3,9 @@
 Files stream one at a time through runner.storage (size limit, LibYAML's safe loader, the schema, the path
 rule) into an aggregate.Collector, so memory holds the tidy measurement columns, never ten thousand parsed
 files. With many files the parsing, which is most of a build's time, is spread over the machine's cores:
-each process fills a collector of its own and the collectors are merged in file order.
+each process fills a collector of its own and the collectors are merged in file order. Once every file is
+read, a file whose samples replay an earlier file's (runner.validate.Replays: 32 bytes of digests per
+measurement are kept for it) is taken back out, as the gate refuses it.
 """
 
 from __future__ import annotations
