@@ -42,7 +42,7 @@ from runner.schema import (
     Suite,
     SyncSelfTest,
 )
-from runner.storage import save
+from runner.storage import file_name, save
 from runner.workloads import PROFILES, VARIANTS, Case, Workload, select
 
 # Seconds of steady-state timing per measurement, by profile (the warm-up unit comes on top).
@@ -461,8 +461,7 @@ def default_output(plan: Plan, started: datetime) -> Path:
     output = plan.options.output
     if output is not None and not output_is_folder(output):
         return output
-    stamp = started.strftime("%Y%m%dT%H%M%SZ")
-    return output_folder(plan.options) / plan.machine.id / f"{stamp}.yaml"
+    return output_folder(plan.options) / plan.machine.id / file_name(started)
 
 
 def options_record(options: RunOptions) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.schema import DevicePeak, EquivalenceCheck, Measurement, SyncSelfTest
+from runner.storage import fsync_dir
 
 JOURNAL_DIR = ".benchsite-journal"
 FORMAT = 1
@@ -82,7 +83,7 @@ class Journal:
                     "options": options,
                 }
             )
-            _sync_dir(folder)
+            fsync_dir(folder)
         return journal
 
     @classmethod
@@ -109,15 +110,6 @@ class Journal:
         self.close()
         with contextlib.suppress(OSError):
             self.path.unlink()
-
-
-def _sync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
 
 
 def _truncate_to_whole_lines(path: Path) -> None:

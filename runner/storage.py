@@ -13,7 +13,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import timezone
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -89,9 +89,13 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    # Make the rename itself durable.
+    fsync_dir(path.parent)  # make the rename itself durable
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make the entries of a folder (a rename, a new file) durable, where the platform allows it."""
     with contextlib.suppress(OSError):
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(folder, os.O_RDONLY)
         try:
             os.fsync(dir_fd)
         finally:
@@ -231,9 +235,9 @@ def validate_paths(paths: list[Path]) -> tuple[int, list[Problem]]:
     return checked, found
 
 
-def file_name(result: ResultFile) -> str:
-    """<UTC start time>.yaml: the name of a run's file in its machine's folder."""
-    started = result.run.started_at
+def file_name(result: ResultFile | datetime) -> str:
+    """<UTC start time>.yaml: the name of a run's file in its machine's folder (given the run, or its start)."""
+    started = result if isinstance(result, datetime) else result.run.started_at
     started = started.astimezone(timezone.utc) if started.tzinfo else started
     return f"{started:%Y%m%dT%H%M%SZ}.yaml"
 

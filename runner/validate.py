@@ -238,8 +238,7 @@ def _registry(path: str, result: ResultFile) -> list[Problem]:
     if table is None:
         return [Problem(path, "suite.version", f"suite {result.suite.version} is unknown to this gate")]
     problems = []
-    started, finished = result.run.started_at, result.run.finished_at
-    run_s = (finished - started).total_seconds()
+    run_s = (_utc(result.run.finished_at) - _utc(result.run.started_at)).total_seconds()
     for i, m in enumerate(result.measurements):
         where = f"measurements[{i}]"
         for name, seconds in (("warmup_s", m.warmup_s), ("wall_s", m.wall_s)):
@@ -297,13 +296,12 @@ def _peaks_and_equivalence(path: str, result: ResultFile) -> list[Problem]:
             problems.append(
                 Problem(path, f"device_peaks[{i}].tflops", f"{peak.tflops:.6g} is not 2 n^3 / median_s ({tflops:.6g})")
             )
-    table = known.table(result.suite.version) or {}
-    by_point = {(k.workload, repr(sorted(k.point.items()))): k for k in table.values()}
+    by_point = known.by_point(result.suite.version)
     for i, check in enumerate(result.equivalence):
         if check.status != "passed":
             continue
         where = f"equivalence[{i}]"
-        entry = by_point.get((check.workload, repr(sorted(check.point.items()))))
+        entry = by_point.get((check.workload, known.point_key(check.point)))
         reasons = []
         if entry is None:
             reasons.append(f"{check.workload} {check.point} is not a point of suite {result.suite.version}")
@@ -332,6 +330,12 @@ def _peaks_and_equivalence(path: str, result: ResultFile) -> list[Problem]:
     return problems
 
 
+def _utc(when: datetime) -> datetime:
+    """A file's time as an aware UTC time: a time without an offset is read as UTC (as the runner writes them),
+    so that a file mixing the two cannot make the gate compare them."""
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
 def _release(version: str) -> tuple[int, ...]:
     """(major, minor, patch) of a version the schema's VERSION_PATTERN has already accepted."""
     match = re.match(VERSION_PATTERN, version)
@@ -345,7 +349,7 @@ def _time_and_version(path: str, result: ResultFile) -> list[Problem]:
     problems = []
     run = result.run
     now = datetime.now(timezone.utc)
-    started, finished = (t if t.tzinfo else t.replace(tzinfo=timezone.utc) for t in (run.started_at, run.finished_at))
+    started, finished = _utc(run.started_at), _utc(run.finished_at)
     for name, when in (("started_at", started), ("finished_at", finished)):
         if when > now + CLOCK_SKEW:
             problems.append(Problem(path, f"run.{name}", f"{when.isoformat()} is in the future"))
@@ -388,8 +392,7 @@ def validate(paths: Iterable[Path], strict: bool = False) -> Report:
         first = runs.setdefault(result.run.id, name)
         if first != name:
             report.problems.append(Problem(name, "run.id", f"run id {result.run.id} is also the run id of {first}"))
-        started = result.run.started_at
-        started = started if started.tzinfo else started.replace(tzinfo=timezone.utc)
+        started = _utc(result.run.started_at)
         for i, m in enumerate(result.measurements):
             if m.status == "ok" and m.median_s:
                 key = (m.workload_hash, m.variant, m.framework, m.device, m.device_name)

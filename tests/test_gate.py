@@ -8,7 +8,7 @@ import copy
 import json
 import shutil
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -386,3 +386,14 @@ def test_field_by_field_mutations_are_refused_or_move_no_figure_the_site_shows()
         "machine.cpu.max_mhz",
         "machine.accelerators.memory_gib",
     }, sorted(accepted)
+
+
+def test_a_run_time_without_an_offset_is_read_as_utc_not_a_crash():
+    """A hostile file mixing a time with an offset and one without must get an answer, not a TypeError."""
+    data = yaml.safe_load(BASE.read_text())
+    started = datetime.fromisoformat(str(data["run"]["started_at"]))
+    data["run"]["finished_at"] = (started + timedelta(hours=1)).replace(tzinfo=None).isoformat()
+    assert not [p for p in gate(yaml.safe_dump(data)) if p.severity == "error"]
+    data["run"]["finished_at"] = (started - timedelta(hours=1)).replace(tzinfo=None).isoformat()
+    problems = [p for p in gate(yaml.safe_dump(data)) if p.severity == "error"]
+    assert any(p.field == "run.finished_at" and "finished before it started" in p.message for p in problems)

@@ -61,7 +61,8 @@ def test_every_run_of_a_machine_counts_not_only_the_newest():
     row = frame.iloc[0]
     assert (row["median_s"], row["runs"], row["runs_lo_s"], row["runs_hi_s"]) == (2.0, 3, 1.0, 2.2)
     assert row["ci_lo_s"] <= 1.0 * 0.99 and row["ci_hi_s"] >= 2.2 * 1.01  # every run's interval is inside
-    assert len(row["samples"]) == 9 and row["samples_per_s"] == pytest.approx(row["samples_per_s"])
+    assert len(row["samples"]) == 9  # every run's samples, for the bootstraps
+    assert row["samples_per_s"] == pytest.approx(make_measurement().samples_per_unit / 2.0)  # at the combined median
     assert row["run_id"] == f"{3:032x}"  # the other columns are the newest run's
     single = measurements_frame(_runs(2.0)).iloc[0]
     assert (single["median_s"], single["runs"]) == (2.0, 1)

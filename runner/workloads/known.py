@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from runner import SUITE_VERSION
-from runner.workloads.base import Case, Workload
+from runner.workloads.base import Workload
 
 PAST_SUITES = Path(__file__).with_name("past_suites.json")
 
@@ -38,17 +38,6 @@ class Known:
     forward_flops: float | None = None
 
 
-def _params(case: Case) -> int | None:
-    if case.params is not None:
-        return case.params
-    model = case.config.get("model")
-    if case.workload == "transformer" and isinstance(model, dict):
-        from runner.workloads.suite import transformer_params
-
-        return transformer_params(model)
-    return None
-
-
 def entries(workloads: Iterable[Workload], profiles: Iterable[str] = ("tiny", "quick", "standard")) -> dict[str, Known]:
     """hash -> Known for every case of every profile and variant of `workloads`."""
     table: dict[str, Known] = {}
@@ -63,7 +52,7 @@ def entries(workloads: Iterable[Workload], profiles: Iterable[str] = ("tiny", "q
                         dict(case.point),
                         case.unit,
                         case.samples_per_unit,
-                        _params(case),
+                        case.params,
                         case.flops_per_unit,
                         case.forward_flops,
                     )
@@ -81,6 +70,16 @@ def table(suite_version: int) -> dict[str, Known] | None:
 
         return {**frozen, **entries(WORKLOADS)}
     return frozen if rows is not None else None
+
+
+def point_key(point: dict[str, Any]) -> str:
+    return repr(sorted(point.items()))
+
+
+@functools.cache
+def by_point(suite_version: int) -> dict[tuple[str, str], Known]:
+    """The suite's entries by (workload, point): what an equivalence check (which names no hash) is held to."""
+    return {(k.workload, point_key(k.point)): k for k in (table(suite_version) or {}).values()}
 
 
 def dump(table: dict[str, Known]) -> dict[str, dict[str, Any]]:
