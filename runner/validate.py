@@ -64,7 +64,8 @@ WALL_SLACK_S = 1.0
 REPLAY_MIN_SAMPLES = 3
 # A run this much faster (by time) than the median of the machine's earlier runs of the same measurement.
 FASTER_FACTOR = 1.25
-# The equivalence tolerances a 'passed' check may state, at most (runner.equivalence's).
+# The equivalence tolerances a 'passed' check may state, at most: the loosest any release used (the fp32 check
+# that the committed results ran; runner.equivalence's fp64 check states 1e-10 and 1e-9).
 LOSS_RTOL_MAX = 1e-5
 GRAD_RTOL_MAX = 1e-4
 # No result can be older than benchsite's first release, or from further ahead than a badly set clock allows.

@@ -34,6 +34,16 @@ def test_framework_matches_pytorch(checks, workload, framework):
         assert check.output_shape == [equivalence.BATCH, 2 if workload in ("tabular-mlp", "depth-sweep") else 10]
         assert check.loss_rel_diff is not None and check.loss_rel_diff <= check.loss_rtol
         assert check.grad_rel_diff is not None and check.grad_rel_diff <= check.grad_rtol
+        assert "fp64" in check.detail
+
+
+def test_the_reference_is_fp64():
+    """fp32 would let a ReLU or a max-pool choice within rounding of its tie flip on another CPU (the failure
+    this guards against moved MNIST's gradients by 0.7% on one CI machine)."""
+    torch_workloads = pytest.importorskip("runner.frameworks.torch.workloads")
+    ref = torch_workloads.mnist_cnn_equivalence(get("mnist-cnn").cases("tiny")[0], equivalence.BATCH)
+    arrays = [ref["output"], ref["x"], *ref["grads"], *ref["weights"]]
+    assert all(a.dtype == np.float64 for a in arrays)
 
 
 def _reference(seed: int = 0) -> dict:
@@ -41,9 +51,9 @@ def _reference(seed: int = 0) -> dict:
     return {
         "params": 30,
         "forward_flops": 40.0,
-        "output": gen.standard_normal((8, 2)).astype(np.float32),
+        "output": gen.standard_normal((8, 2)),
         "loss": 0.7,
-        "grads": [gen.standard_normal((2, 10)).astype(np.float32), gen.standard_normal(10).astype(np.float32)],
+        "grads": [gen.standard_normal((2, 10)), gen.standard_normal(10)],
     }
 
 
@@ -60,6 +70,9 @@ def test_identical_figures_pass():
         (lambda o: o.update(forward_flops=80.0), "80 forward FLOPs per example"),
         (lambda o: o.update(output=o["output"][:, :1]), "output shape [8, 1]"),
         (lambda o: o.update(loss=0.7 * (1 + 1e-4)), "loss 0.70007"),
+        # What a changed epsilon does (1e-7 for 1.19e-7 in Flux's crossentropy: 8.3e-8): only fp64 can see it.
+        (lambda o: o.update(loss=0.7 * (1 + 8e-8)), "loss 0.70000006"),
+        (lambda o: o["grads"][0].__setitem__((0, 0), o["grads"][0][0, 0] * (1 + 1e-7)), "gradients differ"),
         (lambda o: o.update(loss=float("nan")), "loss nan"),
         (lambda o: o["grads"][0].__setitem__((0, 0), o["grads"][0][0, 0] + 0.01), "gradients differ"),
         (lambda o: o.update(grads=o["grads"][:1]), "1 gradient tensors"),

@@ -411,6 +411,9 @@ def count_forward_flops(fn: Callable[..., Any], *args: Any) -> float:
 
 
 def _equivalence(apply: Apply, loss: Loss, ref: dict[str, np.ndarray], y: np.ndarray) -> dict[str, Any]:
+    """Computed in fp64, as the reference ran. The check's child process does nothing else, so switching 64-bit
+    types on for the rest of its life is safe."""
+    jax.config.update("jax_enable_x64", True)
     count = sum(1 for k in ref if k.startswith("w"))
     params = [jnp.asarray(ref[f"w{i}"]) for i in range(count)]
     x = jnp.asarray(ref["x"])
@@ -439,7 +442,7 @@ def depth_sweep_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str,
 
 
 def cifar_lenet_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str, Any]:
-    onehot = np.eye(case.config["classes"], dtype=np.float32)[ref["y"]]
+    onehot = np.eye(case.config["classes"], dtype=np.float64)[ref["y"]]
     return _equivalence(lenet, flux_crossentropy, ref, onehot)
 
 

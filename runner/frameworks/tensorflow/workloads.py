@@ -304,10 +304,12 @@ def _layouts(model: keras.Model) -> list[tuple[keras.layers.Layer, tuple[int, ..
     return out
 
 
-def count_forward_flops(model: keras.Model, example_shape: tuple[int, ...], batch: int = 2) -> float:
+def count_forward_flops(
+    model: keras.Model, example_shape: tuple[int, ...], batch: int = 2, dtype: tf.DType = tf.float32
+) -> float:
     """FLOPs per example of the MatMul and Conv2D operations in TensorFlow's own traced graph of the forward
     pass (2 per multiply-add), the same convention as the suite's analytic count."""
-    spec = tf.TensorSpec((batch, *example_shape), tf.float32)
+    spec = tf.TensorSpec((batch, *example_shape), dtype)
     graph = tf.function(lambda x: model(x, training=False)).get_concrete_function(spec).graph
     total = 0.0
     for op in graph.get_operations():
@@ -321,13 +323,23 @@ def count_forward_flops(model: keras.Model, example_shape: tuple[int, ...], batc
     return total / batch
 
 
-def _equivalence(model: keras.Model, ref: dict[str, np.ndarray], x: np.ndarray, y: Any, loss: LossFn) -> dict:
+def _equivalence(
+    build: Callable[[], keras.Model], ref: dict[str, np.ndarray], x: np.ndarray, y: Any, loss: LossFn
+) -> dict:
+    """The model built in fp64, as the reference ran (fp32 rounding would flip ReLUs and max-pool choices whose
+    inputs lie within rounding of each other, and one flip moves gradients by percents)."""
+    floatx = keras.config.floatx()
+    keras.config.set_floatx("float64")
+    try:
+        model = build()
+    finally:
+        keras.config.set_floatx(floatx)
     layouts = _layouts(model)
     weights = [ref[f"w{i}"] for i in range(2 * len(layouts))]
     for i, (layer, flat_from) in enumerate(layouts):
         layer.set_weights([_to_keras(layer, weights[2 * i], flat_from), weights[2 * i + 1]])
     with tf.GradientTape() as tape:
-        out = model(tf.constant(x), training=False)  # dropout off, as in the reference
+        out = model(tf.constant(x, tf.float64), training=False)  # dropout off, as in the reference
         value = loss(tf.constant(y), out)
     grads = tape.gradient(value, model.trainable_variables)
     back = []
@@ -335,7 +347,7 @@ def _equivalence(model: keras.Model, ref: dict[str, np.ndarray], x: np.ndarray, 
         back += [_to_torch(layer, grads[2 * i].numpy(), flat_from), grads[2 * i + 1].numpy()]
     return {
         "params": int(sum(np.prod(v.shape) for v in model.trainable_variables)),
-        "forward_flops": count_forward_flops(model, x.shape[1:]),
+        "forward_flops": count_forward_flops(model, x.shape[1:], dtype=tf.float64),
         "output": out.numpy(),
         "loss": float(value),
         "grads": back,
@@ -343,17 +355,17 @@ def _equivalence(model: keras.Model, ref: dict[str, np.ndarray], x: np.ndarray, 
 
 
 def tabular_mlp_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str, Any]:
-    return _equivalence(mlp(case.config["widths"]), ref, ref["x"], ref["y"], sparse_ce_logits)
+    return _equivalence(lambda: mlp(case.config["widths"]), ref, ref["x"], ref["y"], sparse_ce_logits)
 
 
 def depth_sweep_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str, Any]:
-    return _equivalence(mlp(case.config["widths"]), ref, ref["x"], ref["y"], sparse_ce_logits)
+    return _equivalence(lambda: mlp(case.config["widths"]), ref, ref["x"], ref["y"], sparse_ce_logits)
 
 
 def cifar_lenet_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str, Any]:
-    onehot = np.eye(case.config["classes"], dtype=np.float32)[ref["y"]]
-    return _equivalence(lenet(), ref, channels_last(ref["x"]), onehot, flux_crossentropy)
+    onehot = np.eye(case.config["classes"], dtype=np.float64)[ref["y"]]
+    return _equivalence(lenet, ref, channels_last(ref["x"]), onehot, flux_crossentropy)
 
 
 def mnist_cnn_equivalence(case: Case, ref: dict[str, np.ndarray]) -> dict[str, Any]:
-    return _equivalence(mnist_net(case.config["dropout"]), ref, channels_last(ref["x"]), ref["y"], nll_loss)
+    return _equivalence(lambda: mnist_net(case.config["dropout"]), ref, channels_last(ref["x"]), ref["y"], nll_loss)

@@ -134,11 +134,12 @@ def _reference(
     y: torch.Tensor,
     loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
 ) -> dict[str, Any]:
-    """Output, loss and gradients of one batch with dropout off, the initial weights, and the forward FLOPs
-    per example as PyTorch's own counter (torch.utils.flop_counter) sees them."""
+    """Output, loss and gradients of one batch in fp64 with dropout off, the initial weights, and the forward
+    FLOPs per example as PyTorch's own counter (torch.utils.flop_counter) sees them."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    model.eval()  # dropout off: its random masks cannot be the same across frameworks
+    model.eval().double()  # dropout off: its random masks cannot be the same across frameworks
+    x = x.double() if x.is_floating_point() else x
     params = [p for p in model.parameters() if p.requires_grad]
     weights = [p.detach().numpy().copy() for p in params]
     with FlopCounterMode(display=False) as counter:
@@ -451,7 +452,7 @@ def cifar_lenet_equivalence(case: Case, batch: int) -> dict[str, Any]:
     x, y = image_data(batch, cfg["image"], cfg["classes"])
 
     def loss(p: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-        return flux_crossentropy(p, F.one_hot(labels, cfg["classes"]).float(), case.loop("as-written")["eps"])
+        return flux_crossentropy(p, F.one_hot(labels, cfg["classes"]).to(p.dtype), case.loop("as-written")["eps"])
 
     return _reference(LeNet(), x, y, loss)  # as written: softmax output, Flux's crossentropy
 
