@@ -67,14 +67,36 @@ def points(profile: str, depths: list[int]) -> list[dict]:
     return rows
 
 
-def transcription(row: dict, device: str, units: int, drop_env: list[str]) -> float:
+# How the transcription's process is started. "plain": a child of this script, as a user's shell would start
+# the seed. "session": in a session of its own, as benchsite starts each measuring process (the Linux
+# scheduler's autogroups give every session its own share of the CPUs). "omp1": plain, with OMP_NUM_THREADS=1
+# (no OpenMP threads spinning beside the DataLoader's workers). "nogc": the seed run with Python's cyclic
+# garbage collector off from the start (what benchsite's gc.freeze() would save the seed's own process).
+LAUNCHES = ("plain", "session", "omp1", "nogc")
+
+
+def transcription(row: dict, device: str, units: int, drop_env: list[str], launch: str = "plain") -> float:
     """The seed's transcription in a fresh process: mean seconds per unit. `drop_env` names variables the
-    transcription does not get (it imports only its framework)."""
+    transcription does not get (it imports only its framework); `launch` is one of LAUNCHES."""
     flag = "--steps" if row["seed"] == "003" else "--epochs"
-    argv = [sys.executable, str(SCRIPTS / f"seed_{row['seed']}.py"), "--device", device, flag, str(units), *row["args"]]
+    script = str(SCRIPTS / f"seed_{row['seed']}.py")
+    argv = [sys.executable, script, "--device", device, flag, str(units), *row["args"]]
+    if launch == "nogc":
+        run = "import gc, runpy, sys; gc.disable(); del sys.argv[0]; runpy.run_path(sys.argv[0], None, '__main__')"
+        argv = [sys.executable, "-c", run, *argv[1:]]
     with tempfile.TemporaryFile() as log:  # the seeds' prints go to stderr, kept in a file as the harness does
         env = {k: v for k, v in os.environ.items() if k not in drop_env}
-        out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=SCRIPTS, env=env)
+        if launch == "omp1":
+            env["OMP_NUM_THREADS"] = "1"
+        out = subprocess.run(
+            argv,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            text=True,
+            cwd=SCRIPTS,
+            env=env,
+            start_new_session=launch == "session",
+        )
         if out.returncode:
             log.seek(0)
             raise RuntimeError(f"seed_{row['seed']}.py failed: {log.read().decode()[-2000:]}")
@@ -97,7 +119,14 @@ def main() -> None:
         help="an environment variable the transcription does not get, e.g. PYTHONPATH where it only carries "
         "the harness's own packages",
     )
+    parser.add_argument(
+        "--launch",
+        action="append",
+        choices=LAUNCHES,
+        help="how the transcription's process starts, one row each (default: plain); see LAUNCHES",
+    )
     args = parser.parse_args()
+    launches = args.launch or ["plain"]
 
     import torch
 
@@ -109,36 +138,42 @@ def main() -> None:
     for device in devices:
         runner = PointRunner(args.profile, ["torch"], [device], args.seconds)
         for row in rows:
-            bench, bench_medians, trans = [], [], []
+            bench, bench_medians = [], []
+            trans: dict[str, list[float]] = {launch: [] for launch in launches}
             label = row["workload"]
             for _ in range(args.rounds):
                 m = runner.measure(row["workload"], "torch", device, row["index"])
                 label = f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())}".strip()
                 bench.append(mean_per_unit(m))
                 bench_medians.append(m.median_s)
-                trans.append(transcription(row, device, max(3, round(args.seconds / m.median_s)), args.drop_env))
+                units = max(3, round(args.seconds / m.median_s))
+                for launch in launches:
+                    trans[launch].append(transcription(row, device, units, args.drop_env, launch))
                 # each round as it ends: a command cut short by a time limit still shows what it measured
-                line = f"  round {len(trans)}: seed {trans[-1] * 1e3:.2f}, benchsite {bench[-1] * 1e3:.2f} ms"
-                print(line, flush=True)
-            b, t = statistics.median(bench), statistics.median(trans)
-            entry = {
-                "seed": row["seed"],
-                "measurement": label,
-                "device": device,
-                "transcription_s": t,
-                "benchsite_s": b,
-                "benchsite_median_s": statistics.median(bench_medians),
-                "ratio": b / t,
-                "benchsite_rounds": bench,
-                "transcription_rounds": trans,
-            }
-            table.append(entry)
-            print(
-                f"{row['seed']} {label:40s} {device:5s} seed {t * 1e3:10.3f} ms  benchsite {b * 1e3:10.3f} ms "
-                f"(median {entry['benchsite_median_s'] * 1e3:.3f})  ratio {b / t:6.3f}  "
-                f"rounds {[round(x * 1e3, 2) for x in trans]} vs {[round(x * 1e3, 2) for x in bench]}",
-                flush=True,
-            )
+                seeds = ", ".join(f"{launch} {trans[launch][-1] * 1e3:.2f}" for launch in launches)
+                print(f"  round {len(bench)}: seed ({seeds}), benchsite {bench[-1] * 1e3:.2f} ms", flush=True)
+            b = statistics.median(bench)
+            for launch in launches:
+                t = statistics.median(trans[launch])
+                entry = {
+                    "seed": row["seed"],
+                    "measurement": label if launch == "plain" else f"{label} [{launch}]",
+                    "device": device,
+                    "launch": launch,
+                    "transcription_s": t,
+                    "benchsite_s": b,
+                    "benchsite_median_s": statistics.median(bench_medians),
+                    "ratio": b / t,
+                    "benchsite_rounds": bench,
+                    "transcription_rounds": trans[launch],
+                }
+                table.append(entry)
+                print(
+                    f"{row['seed']} {entry['measurement']:40s} {device:5s} seed {t * 1e3:10.3f} ms  benchsite "
+                    f"{b * 1e3:10.3f} ms (median {entry['benchsite_median_s'] * 1e3:.3f})  ratio {b / t:6.3f}  "
+                    f"rounds {[round(x * 1e3, 2) for x in trans[launch]]} vs {[round(x * 1e3, 2) for x in bench]}",
+                    flush=True,
+                )
             if args.json:  # after every row: a run cut short keeps what it measured
                 args.json.write_text(json.dumps(table, indent=2))
     print()
