@@ -43,9 +43,8 @@ def freeze_harness() -> None:
     collector, before the framework is imported. Every full collection scans every tracked object: in the seed's
     script those are its framework's and its loop's, here the harness's too, and that made seed 001's loop 6%
     slower in the measuring process. Only the harness's are frozen: the framework's and the loop's objects are
-    the seed's own cost. Freezing those too (as this process once did, just before timing) hid it: seed 000's
-    GPU loop, whose DataLoader forks two workers every epoch, took 274 ms per epoch here against 472 ms in the
-    seed's script, and 280 ms in the script with the collector off. Once per process; a fork inherits it."""
+    the seed's own cost (this process used to freeze everything just before timing). Once per process; a fork
+    inherits it."""
     global _harness_frozen
     if not _harness_frozen:
         gc.collect()
