@@ -44,6 +44,7 @@ from runner.schema import (
 )
 from runner.storage import file_name, save
 from runner.workloads import PROFILES, VARIANTS, Case, Workload, select
+from runner.workloads.suite import CPU_WORLD_MAX
 
 # Seconds of steady-state timing per measurement, by profile (the warm-up unit comes on top).
 DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 1.0, "standard": 6.0}
@@ -278,6 +279,8 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
     groups: list[Group] = []
     for workload in workloads:
         cases = workload.cases(options.profile)
+        if not cases:
+            continue  # e.g. the data-parallel workload has no point in the quick profile
         missing_modules = [m for m in workload.requires if importlib.util.find_spec(m) is None]
         for framework, kinds in devices.items():
             skip = None
@@ -291,10 +294,43 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                 if variant not in workload.variants:
                     continue
                 for kind in kinds:
-                    groups.append(Group(workload, framework, kind, variant, cases, list(range(len(cases))), skip))
+                    groups += _groups(workload, framework, kind, variant, cases, skip, device_count(machine, kind))
     budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
     timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
     return Plan(options, machine, software, devices, groups, notes, budget, timeout, phases)
+
+
+def device_count(machine: Machine, kind: str) -> int:
+    """Devices of this kind a data-parallel point can spread over: the machine's GPUs of the kind's vendor, as many
+    as CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES leave visible; on the CPU, CPU_WORLD_MAX processes."""
+    if kind == "cpu":
+        return CPU_WORLD_MAX
+    vendor = {"cuda": "nvidia", "rocm": "amd"}.get(kind)
+    if vendor is None:
+        return 1
+    count = sum(a.count for a in machine.accelerators if a.vendor == vendor)
+    for variable in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        visible = os.environ.get(variable)
+        if visible is not None:
+            count = min(count, len([v for v in visible.split(",") if v.strip()]))
+    return max(count, 1)
+
+
+def _groups(
+    workload: Workload, framework: str, kind: str, variant: str, cases: list[Case], skip: str | None, devices: int
+) -> list[Group]:
+    """One group for the cases this device can run, and one recorded as skipped for points whose world size
+    (processes, one per device) is larger than the devices there are."""
+    fits = [i for i, c in enumerate(cases) if c.config.get("world_size", 1) <= devices]
+    over = [i for i, c in enumerate(cases) if i not in fits]
+    out = []
+    if fits:
+        out.append(Group(workload, framework, kind, variant, [cases[i] for i in fits], fits, skip))
+    if over:
+        what = "the CPU runs at most" if kind == "cpu" else "this machine has"
+        reason = skip or f"needs more {kind} devices than there are: {what} {devices}"
+        out.append(Group(workload, framework, kind, variant, [cases[i] for i in over], over, reason))
+    return out
 
 
 def run_selftests(plan: Plan) -> list[SyncSelfTest]:

@@ -394,6 +394,52 @@ def transformer_cases(profile: str) -> list[Case]:
     return cases
 
 
+# --- seed 003 at scale: the fine-tuning step data-parallel over every local GPU (torch.distributed DDP) -------------
+
+# (model, batch per process) per profile, and the world sizes (processes, one per GPU) of each. A point whose world
+# is larger than the machine's GPUs is recorded as skipped. Batch 64 of BERT-base is the scaling target's point.
+DDP_SWEEP: dict[str, list[tuple[str, int]]] = {
+    "standard": [("bert-base", 64)],
+    "quick": [],
+    "tiny": [("bert-tiny", 2)],
+}
+DDP_WORLD_SIZES = {"standard": [1, 2, 4, 8], "quick": [], "tiny": [1, 2]}
+# The most processes a point runs on the CPU: two gloo ranks splitting the cores show what the collective costs.
+CPU_WORLD_MAX = 2
+DDP_LOOPS = {
+    "as-written": {"precision": "fp32", "batch": "host-copy", "optimizer": "adamw", "wrapper": "ddp"},
+    "tuned": {"precision": "bf16-autocast", "batch": "resident", "optimizer": "fused-adamw", "wrapper": "ddp"},
+}
+
+
+def ddp_cases(profile: str) -> list[Case]:
+    cases = []
+    for model, batch in DDP_SWEEP[profile]:
+        for world in DDP_WORLD_SIZES[profile]:
+            config = {
+                "model": MODELS[model],
+                "mode": "train",
+                "batch": batch,
+                "world_size": world,
+                "optimizer": "adamw",
+                "lr": 5e-5,
+                "data": "synthetic-v1",
+                "loops": DDP_LOOPS,
+            }
+            cases.append(
+                Case(
+                    "transformer-ddp",
+                    {"model": model, "batch_size": batch, "world_size": world},
+                    config,
+                    "step",
+                    batch * world,
+                    params=transformer_params(MODELS[model]),
+                    flops_per_unit=3 * transformer_forward_flops(MODELS[model]) * batch * world,
+                )
+            )
+    return cases
+
+
 # --- where the as-written loops cannot follow the seeds, and why -----------------------------------------------
 
 _TIMING = Deviation(
@@ -491,6 +537,15 @@ DEVIATIONS: dict[str, tuple[Deviation, ...]] = {
             "Nothing is downloaded at run time (no model hub); the loop is what the seed describes.",
         ),
     ),
+    "transformer-ddp": (
+        Deviation(
+            "all",
+            "The seed scaled out with a PySpark cluster; this is the same fine-tuning step (BERT-base, random weights, "
+            "synthetic tokens) data-parallel over the machine's GPUs with torch.distributed, one process per GPU as "
+            "torchrun starts them, each with its own batch; the gradients are all-reduced every step.",
+            "Several GPUs in one machine is where users outgrow one GPU; DDP is how PyTorch trains there.",
+        ),
+    ),
 }
 _SEED_TIMING = {
     "tabular-mlp": "times 100 epochs in one block, the first included, with time.perf_counter and "
@@ -499,6 +554,7 @@ _SEED_TIMING = {
     "cifar-lenet": "reports BenchmarkTools' @btime, the minimum of repeated runs, without synchronising the GPU",
     "mnist-cnn": "timed its whole script by the wall clock",
     "transformer": "reports durations per batch size without saying how they were taken",
+    "transformer-ddp": "reports durations per batch size without saying how they were taken",
 }
 
 
@@ -573,5 +629,22 @@ WORKLOADS = [
             for framework in ("tensorflow", "jax")
         },
         deviations=_deviations("transformer", "step"),
+    ),
+    Workload(
+        "transformer-ddp",
+        "003",
+        "Data-parallel training over several GPUs (DDP)",
+        "The BERT-base fine-tuning step at batch 64 per GPU over 1, 2, 4 and 8 GPUs with torch.distributed "
+        "(NCCL; gloo on the CPU, at most 2 processes): examples per second and the scaling efficiency.",
+        "step",
+        ddp_cases,
+        {"torch": "runner.frameworks.torch.distributed:transformer_ddp"},
+        requires=("transformers",),
+        unsupported={
+            framework: "the data-parallel workload is PyTorch's torch.distributed; its models are Hugging Face "
+            "transformers' PyTorch classes"
+            for framework in ("tensorflow", "jax")
+        },
+        deviations=_deviations("transformer-ddp", "step"),
     ),
 ]
