@@ -35,23 +35,6 @@ PROGRESS_EVERY_S = 0.5
 OOM_MARKERS = ("out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "can't allocate memory")
 
 
-_harness_frozen = False
-
-
-def freeze_harness() -> None:
-    """Move the harness's own objects (its modules and what they built) out of reach of Python's cyclic garbage
-    collector, before the framework is imported. Every full collection scans every tracked object: in the seed's
-    script those are its framework's and its loop's, here the harness's too, and that made seed 001's loop 6%
-    slower in the measuring process. Only the harness's are frozen: the framework's and the loop's objects are
-    the seed's own cost (this process used to freeze everything just before timing). Once per process; a fork
-    inherits it."""
-    global _harness_frozen
-    if not _harness_frozen:
-        gc.collect()
-        gc.freeze()
-        _harness_frozen = True
-
-
 def _emit(out: IO[str], event: dict[str, Any]) -> None:
     out.write(json.dumps(event) + "\n")
     out.flush()
@@ -132,6 +115,11 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                 last_progress[0] = elapsed
                 _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
+        # The harness's own objects (its modules, the schema, the plan) make every full collection of Python's
+        # cyclic garbage collector slower than in the seed's script, which imports only its framework: freeze
+        # what exists now so collections during the measurement scan only what the loop allocates.
+        gc.collect()
+        gc.freeze()
         with Monitor() as monitor:
             timing = measure(
                 program.run_unit,
@@ -172,6 +160,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             notes=list(getattr(program, "notes", [])),
         )
     finally:
+        gc.unfreeze()
         program.close()
         del program
         gc.collect()
@@ -241,7 +230,6 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
 
 
 def main() -> int:
-    freeze_harness()  # before run_job imports the framework (in a fork server's child, already done there)
     # Keep the protocol on a private copy of stdout; send stray prints to stderr.
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)

@@ -67,9 +67,6 @@ def _child(fds: list[int], server: socket.socket) -> None:
 
 def serve(modules: list[str]) -> None:
     try:
-        from runner import worker
-
-        worker.freeze_harness()  # the harness's objects only: the framework is imported after
         for name in modules:
             importlib.import_module(name)
     except BaseException:
