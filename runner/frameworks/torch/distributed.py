@@ -66,8 +66,13 @@ def topology(world: int) -> str | None:
         out = subprocess.run([exe, "topo", "-m"], capture_output=True, text=True, timeout=20).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in out.splitlines()]
-    # The heading line (indented) names the columns; GPU0's line lists its links in that order after its name.
+    return parse_topology(out, world)
+
+
+def parse_topology(text: str, world: int) -> str | None:
+    """GPU 0's link to each other GPU of the group from `nvidia-smi topo -m`'s matrix: the heading line
+    (indented) names the columns, GPU0's line lists its links in that order after its own name."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.splitlines()]
     heading = next((line.split() for line in lines if line[:1].isspace() and line.split()[:1] == ["GPU0"]), None)
     row = next((line.split() for line in lines if line.startswith("GPU0")), None)
     if heading is None or row is None:

@@ -1,0 +1,104 @@
+"""Data-parallel training (transformer-ddp): real torch.distributed processes over gloo on the CPU, started the
+way torchrun starts them, measured through `benchsite run`; a rank that dies is an error, not a hang."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner import api
+from runner.workloads import get
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+ROOT = Path(__file__).resolve().parents[1]
+# Captured on a lent 2 x H200 machine (nvidia-smi prints the heading underlined).
+TOPO = (
+    "\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+    "GPU0\t X \tNV18\t0-31\t0\t\tN/A\n"
+    "GPU1\tNV18\t X \t0-31\t0\t\tN/A\n\nLegend:\n\n  X    = Self\n"
+)
+
+
+def _ranks_running() -> list[str]:
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return [line for line in out.splitlines() if "runner.frameworks.torch.distributed" in line]
+
+
+def test_two_gloo_ranks_measured_through_benchsite_run(tmp_path):
+    cmd = [sys.executable, "-m", "runner", "run", "-w", "transformer-ddp", "--profile", "tiny", "-d", "cpu"]
+    cmd += ["-f", "torch", "--no-equivalence", "--time-budget", "0.5", "-o", str(tmp_path)]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    (path,) = tmp_path.glob("*/*.yaml")
+    result = yaml.safe_load(path.read_text())
+    measurements = {(m["variant"], m["point"]["world_size"]): m for m in result["measurements"]}
+    assert set(measurements) == {(v, w) for v in ("as-written", "tuned") for w in (1, 2)}
+    for (variant, world), m in measurements.items():
+        assert m["status"] == "ok", m.get("error")
+        assert m["samples_per_unit"] == 2 * world  # every rank trains its own batch of 2
+        assert m["samples_per_s"] == pytest.approx(m["samples_per_unit"] / m["median_s"], rel=1e-9)
+        assert f"world size {world}: " in m["notes"][0] and "over gloo" in m["notes"][0]
+    check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
+    assert check.returncode == 0, check.stdout.decode()[-2000:]
+    assert not _ranks_running()  # every rank it started has ended
+
+
+def test_a_rank_that_dies_is_reported():
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.distributed import transformer_ddp
+
+    case = next(c for c in get("transformer-ddp").cases("tiny") if c.config["world_size"] == 2)
+    program = transformer_ddp(case, "as-written", make_device("cpu"))
+    try:
+        for _ in range(3):
+            program.run_unit()
+        proc, _log = program.peers[0]
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+        with pytest.raises(RuntimeError, match="rank 1 exited with code -9"):
+            program.run_unit()
+    finally:
+        started = time.monotonic()
+        program.close()
+        assert time.monotonic() - started < 30
+    assert not _ranks_running()
+
+
+def test_points_beyond_the_machines_devices_are_skipped_with_the_reason():
+    workload = get("transformer-ddp")
+    cases = workload.cases("standard")
+    groups = api._groups(workload, "torch", "cuda", "tuned", cases, None, devices=2)
+    run, skipped = groups
+    assert [c.config["world_size"] for c in run.cases] == [1, 2] and run.skip_reason is None
+    assert [c.config["world_size"] for c in skipped.cases] == [4, 8]
+    assert skipped.skip_reason == "needs more cuda devices than there are: this machine has 2"
+    assert skipped.indices == [2, 3]  # each case keeps its position in the profile's list
+
+
+def test_interconnect_from_nvidia_smi():
+    from runner.frameworks.torch.distributed import parse_topology
+
+    assert parse_topology(TOPO, 2) == "GPU0-GPU1 NV18"
+    assert parse_topology(TOPO, 1) is None
+    assert parse_topology("no GPUs here", 2) is None
+
+
+def test_a_ranks_case_travels_whole():
+    """The other ranks rebuild the case from JSON: it must come back equal, hash and all."""
+    import dataclasses
+
+    from runner.workloads.base import Case
+
+    case = get("transformer-ddp").cases("standard")[1]
+    back = Case(**json.loads(json.dumps(dataclasses.asdict(case))))
+    assert back.workload_hash("tuned") == case.workload_hash("tuned") and back.samples_per_unit == 128
