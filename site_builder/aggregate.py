@@ -42,6 +42,8 @@ COLUMNS = [
     "model",
     "mode",
     "batch_size",
+    "world_size",
+    "interconnect",
     "variant",
     "framework",
     "device",
@@ -70,6 +72,7 @@ NUMERIC = [
     "achieved_tflops",
     "params",
     "depth",
+    "world_size",
     "peak_tflops",
 ]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
@@ -96,6 +99,15 @@ def _peak(result: ResultFile, m: Any, measured: dict[tuple[str, str, str], float
     gpu = result.machine.accelerators[0].model if result.machine.accelerators else m.device_name
     spec = gpu_peak_tflops(gpu, dtype)
     return (spec, "spec sheet") if spec else (None, None)
+
+
+def _interconnect(notes: list[str]) -> str:
+    """How the GPUs of a data-parallel measurement were linked, from its notes ('interconnect GPU0-GPU1 NV18')."""
+    for note in notes:
+        _, found, rest = note.partition("; interconnect ")
+        if found:
+            return rest
+    return ""
 
 
 def point_label(point: dict[str, Any]) -> str:
@@ -163,6 +175,8 @@ class Collector:
                 "model": m.point.get("model"),
                 "mode": m.point.get("mode"),
                 "batch_size": m.point.get("batch_size"),
+                "world_size": m.point.get("world_size"),
+                "interconnect": intern(_interconnect(m.notes)),
                 "variant": m.variant,
                 "framework": intern(m.framework),
                 "device": m.device,
@@ -787,3 +801,33 @@ def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
         median_s=("median_s", "median"),
         median_s_base=("median_s_base", "median"),
     )
+
+
+def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFrame:
+    """Data-parallel scaling per machine, loop, framework, device, model and batch per process: each world
+    size's examples per second (with the interval its median's gives) and its efficiency, the examples per
+    second over world size times one process's. A step takes one batch per process, so the efficiency is
+    the ratio of the two step times, t(1) / t(N), with the bootstrap interval of that ratio of medians."""
+    rows = ok_rows(frame[frame["workload"] == workload]) if not frame.empty else frame
+    if rows.empty:
+        return pd.DataFrame()
+    keys = ["machine_id", "gpu_model", "device", "device_name", "framework", "variant", "model", "batch_size"]
+    out = []
+    for _, group in rows.groupby(keys, sort=True, observed=True, dropna=False):
+        base = group[group["world_size"] == 1]
+        for _, r in group.sort_values("world_size").iterrows():
+            per_unit = r["samples_per_s"] * r["median_s"]  # examples per step
+            entry = {k: r[k] for k in keys}
+            entry.update(
+                world_size=int(r["world_size"]),
+                interconnect=r["interconnect"],
+                samples_per_s=r["samples_per_s"],
+                samples_per_s_lo=per_unit / r["ci_hi_s"] if r["ci_hi_s"] > 0 else np.nan,
+                samples_per_s_hi=per_unit / r["ci_lo_s"] if r["ci_lo_s"] > 0 else np.nan,
+                base=base["samples"].iloc[0] if len(base) else np.asarray([]),
+                samples=r["samples"],
+                efficiency=float(base["median_s"].iloc[0] / r["median_s"]) if len(base) else np.nan,
+            )
+            out.append(entry)
+    table = _ratio_intervals(pd.DataFrame(out), "base", "samples", "efficiency")
+    return table.drop(columns=["base", "samples"])

@@ -351,3 +351,41 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
     title = "time / PyTorch's time (below 1x: faster)"
     chart = _dot_plot(base, "ratio", title, "framework", alt.Shape("device:N"), size=70)
     return chart.configure_legend(orient="bottom")
+
+
+def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
+    """Data-parallel scaling against the number of processes (one per GPU), one line per machine, loop and
+    model: examples per second (`field` 'samples_per_s', log) or the efficiency ('efficiency', with the 90%
+    target and perfect scaling drawn), each point with its 95% interval."""
+    data = table.assign(
+        series=table["machine_id"].astype(str) + " · " + table["gpu_model"].astype(str) + " · " + table["variant"]
+    )
+    cols = ["series", "machine_id", "gpu_model", "variant", "model", "batch_size", "world_size"]
+    data = data[[*cols, field, f"{field}_lo", f"{field}_hi"]]
+    efficiency = field == "efficiency"
+    title = "efficiency: examples/s over N x one process's" if efficiency else "examples per second"
+    scale = alt.Scale(zero=False) if efficiency else alt.Scale(type="log")
+    base = alt.Chart(data).encode(
+        x=alt.X("world_size:O", title="processes (GPUs)"),
+        color=alt.Color("series:N", title="machine · accelerator · loop"),
+        tooltip=[
+            alt.Tooltip("machine_id:N", title="machine"),
+            alt.Tooltip("gpu_model:N", title="accelerator"),
+            "variant:N",
+            "model:N",
+            alt.Tooltip("batch_size:Q", title="batch per process"),
+            alt.Tooltip("world_size:O", title="processes"),
+            *_interval_tooltips(field, title),
+        ],
+    )
+    bars = base.mark_rule(strokeWidth=2).encode(y=f"{field}_lo:Q", y2=f"{field}_hi:Q")
+    points = base.mark_line(point=True).encode(y=alt.Y(f"{field}:Q", scale=scale, title=title))
+    layers = _legend_highlight(bars, "series") + _legend_highlight(points, "series")
+    if efficiency:
+        rules = pd.DataFrame({"y": [1.0, 0.9], "what": ["perfect scaling", "90% target"]})
+        layers += (
+            alt.Chart(rules)
+            .mark_rule(strokeDash=[4, 4], color="gray")
+            .encode(y="y:Q", tooltip=[alt.Tooltip("what:N", title="line")])
+        )
+    return layers.properties(width=CONTAINER, height=280).configure_legend(orient="bottom", columns=1, labelLimit=400)

@@ -242,6 +242,15 @@ def loops_page(site: Site) -> str:
     return render("loops.md.j2", **view)
 
 
+def scale_page(site: Site) -> str:
+    table = aggregate.scaling(site.frame)
+    view: dict[str, Any] = {"site": site.view(), "rows": _records(table) if not table.empty else []}
+    if not table.empty:
+        view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(table, "efficiency"))
+        view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(table, "samples_per_s"))
+    return render("scale.md.j2", **view)
+
+
 def _equivalence_verdict(row: Any) -> str:
     if row.failed:
         return f"failed on {row.failed} of {row.machines}"
@@ -471,6 +480,7 @@ def registry(site: Site) -> list[Page]:
         Page("speedups.md", "Speedups", speedups_page),
         Page("crossover.md", "Crossover", crossover),
         Page("loops.md", "As-written vs tuned", loops_page),
+        Page("scale.md", "Scale", scale_page),
     ]
     if len(site.frameworks) > 1:
         pages.append(Page("frameworks.md", "Frameworks", frameworks_page))

@@ -43,7 +43,7 @@ def test_two_gloo_ranks_measured_through_benchsite_run(tmp_path):
     result = yaml.safe_load(path.read_text())
     measurements = {(m["variant"], m["point"]["world_size"]): m for m in result["measurements"]}
     assert set(measurements) == {(v, w) for v in ("as-written", "tuned") for w in (1, 2)}
-    for (variant, world), m in measurements.items():
+    for (_variant, world), m in measurements.items():
         assert m["status"] == "ok", m.get("error")
         assert m["samples_per_unit"] == 2 * world  # every rank trains its own batch of 2
         assert m["samples_per_s"] == pytest.approx(m["samples_per_unit"] / m["median_s"], rel=1e-9)

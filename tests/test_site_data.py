@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from runner import storage
+from site_builder import aggregate
 from site_builder.aggregate import (
     Collector,
     batch_crossovers,
@@ -247,3 +248,20 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
         other = many.collector.machines[machine_id]
         assert other.started_at == summary.started_at and sorted(other.runs) == sorted(summary.runs)
     assert len(one.collector.machines) == 20 and one.collector.files == PARALLEL_MIN_FILES + 6
+
+
+def test_scale_page_efficiency_from_the_committed_ddp_run():
+    """The Scale page's efficiency is t(1) / t(N) of the same machine, loop and model, inside its interval."""
+    frame = load_results(REPO_RESULTS, strict=True).collector.frame()
+    table = aggregate.scaling(frame)
+    if table.empty:
+        pytest.skip("no transformer-ddp result committed")
+    ddp = frame[frame["workload"] == "transformer-ddp"]
+    for _, row in table.iterrows():
+        same = ddp[(ddp["machine_id"] == row["machine_id"]) & (ddp["variant"] == row["variant"])]
+        one = same[same["world_size"] == 1]["median_s"].iloc[0]
+        n = same[same["world_size"] == row["world_size"]]["median_s"].iloc[0]
+        assert row["efficiency"] == pytest.approx(one / n, rel=1e-12)
+        assert row["efficiency_lo"] <= row["efficiency"] <= row["efficiency_hi"]
+        assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
+    assert set(table["interconnect"][table["world_size"] > 1]) == {"GPU0-GPU1 NV18"}
