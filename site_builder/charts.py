@@ -378,7 +378,7 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
             *_interval_tooltips(field, title),
         ],
     )
-    bars = base.mark_rule(strokeWidth=2).encode(y=f"{field}_lo:Q", y2=f"{field}_hi:Q")
+    bars = _errorbar(base, field, axis="y")
     points = base.mark_line(point=True).encode(y=alt.Y(f"{field}:Q", scale=scale, title=title))
     layers = _legend_highlight(bars, "series") + _legend_highlight(points, "series")
     if efficiency:

@@ -105,9 +105,8 @@ class Replica:
         self.autocast = self.tuned and (on_gpu and torch.cuda.is_bf16_supported())
         extra: dict[str, Any] = {"fused": True} if self.tuned else {}  # fused AdamW: CUDA, ROCm and the CPU
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg["lr"], **extra)
-        host = transformer_batch(cfg["model"], cfg["batch"])
-        self.host_batch = host
-        self.resident = {k: v.to(self.device) for k, v in host.items()} if self.tuned else None
+        self.host_batch = transformer_batch(cfg["model"], cfg["batch"])
+        self.resident = {k: v.to(self.device) for k, v in self.host_batch.items()} if self.tuned else None
 
     def step(self) -> None:
         batch = self.resident or {k: v.to(self.device) for k, v in self.host_batch.items()}
