@@ -259,6 +259,9 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             "s": width.fillna(0.0).clip(lower=0.0),
         }
     )
+    # Only machines with a measurement another also ran are offered: one with none (a machine that ran only the
+    # data-parallel workload, say) would open the page on an empty table.
+    paired = set(rows["m"])
     machines = pd.DataFrame(
         [
             {
@@ -278,7 +281,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
                     if x
                 ),
             }
-            for mid, s in ((m, site.machines[m]) for m in newest)
+            for mid, s in ((m, site.machines[m]) for m in newest if m in paired)
         ]
     )
     return rows, machines, keys

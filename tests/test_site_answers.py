@@ -232,3 +232,14 @@ def test_one_sample_on_each_side_gives_no_interval_and_no_verdict():
     assert row["speedup"] == pytest.approx(4.0) and np.isnan(row["speedup_lo"]) and row["verdict"] == aggregate.TOO_FEW
     (machine,) = seeds.speedup_reproductions(site_of(single), _seed_claim())
     assert machine["verdict"] == seeds.UNDECIDED
+
+
+def test_compare_offers_only_machines_that_share_a_measurement():
+    """A machine whose measurements no other machine ran (one that ran only the data-parallel workload, say)
+    would open the compare page on an empty table: it is not offered."""
+    shared = [make_measurement(workload="depth-sweep", point={"depth": 2})]
+    alone = [make_measurement(workload="depth-sweep", point={"depth": 3})]
+    site = site_of(make_result(shared, "a"), make_result(shared, "b"), make_result(alone, "c"))
+    rows, machines, _keys = advisor.compare_data(site)
+    ids = {s.machine.cpu.model: m for m, s in site.machines.items()}
+    assert set(machines["machine_id"]) == set(rows["m"]) == {ids["AMD EPYC a"], ids["AMD EPYC b"]}
