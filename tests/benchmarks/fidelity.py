@@ -74,6 +74,13 @@ def points(profile: str, depths: list[int]) -> list[dict]:
 # garbage collector off from the start (what benchsite's gc.freeze() would save the seed's own process).
 LAUNCHES = ("plain", "session", "omp1", "nogc")
 
+# --gc-trace: every process started from here gets tests/benchmarks/gctrace/ on PYTHONPATH, whose
+# sitecustomize times each garbage collection into one file (GC_TRACE); the seed's processes are told apart
+# from benchsite's by their pids.
+GC_HOOK = Path(__file__).resolve().parent / "gctrace"
+GC_TRACE: Path | None = None
+SEED_PIDS: set[int] = set()
+
 
 def transcription(row: dict, device: str, units: int, drop_env: list[str], launch: str = "plain") -> float:
     """The seed's transcription in a fresh process: mean seconds per unit. `drop_env` names variables the
@@ -88,7 +95,9 @@ def transcription(row: dict, device: str, units: int, drop_env: list[str], launc
         env = {k: v for k, v in os.environ.items() if k not in drop_env}
         if launch == "omp1":
             env["OMP_NUM_THREADS"] = "1"
-        out = subprocess.run(
+        if GC_TRACE is not None:
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GC_HOOK), env.get("PYTHONPATH")]))
+        with subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
             stderr=log,
@@ -96,11 +105,55 @@ def transcription(row: dict, device: str, units: int, drop_env: list[str], launc
             cwd=SCRIPTS,
             env=env,
             start_new_session=launch == "session",
-        )
-        if out.returncode:
+        ) as proc:
+            SEED_PIDS.add(proc.pid)
+            stdout, _ = proc.communicate()
+        if proc.returncode:
             log.seek(0)
             raise RuntimeError(f"seed_{row['seed']}.py failed: {log.read().decode()[-2000:]}")
-    return float(json.loads(out.stdout.strip().splitlines()[-1])["per_unit_s"])
+    return float(json.loads(stdout.strip().splitlines()[-1])["per_unit_s"])
+
+
+def gc_report(path: Path) -> None:
+    """Where the collector's time went, per process that ran a loop: the seed's script, and benchsite's
+    measuring child (a child of the fork server or of this script), with the DataLoader workers each forked
+    (one set per epoch) summed beside it."""
+    events: dict[int, list[tuple[int, float]]] = {}
+    parent: dict[int, int] = {}
+    for line in path.read_text().splitlines():
+        pid, ppid, gen, _, micros, *_ = line.split()
+        if gen == "fork":  # a fork's own line: the collector's counters it inherited
+            parent[int(pid)] = int(ppid)
+            continue
+        events.setdefault(int(pid), []).append((int(gen), float(micros)))
+        parent[int(pid)] = int(ppid)
+    children: dict[int, list[int]] = {}
+    for pid, ppid in parent.items():
+        children.setdefault(ppid, []).append(pid)
+    me = os.getpid()
+    loops = []  # (side, pid)
+    for pid in children.get(me, []):
+        if pid in SEED_PIDS:
+            loops.append(("seed", pid))
+        elif any(children.get(k) for k in children.get(pid, [])):  # the fork server: its children measure
+            loops.extend(("benchsite", k) for k in children[pid] if children.get(k))
+        elif children.get(pid):  # a measuring child started directly, its workers under it
+            loops.append(("benchsite", pid))
+    print("\ngarbage collections per loop process (ms; workers: every DataLoader worker it forked, summed)")
+    print("| side | pid | workers | gen0 n / ms | gen1 n / ms | gen2 n / ms | workers' collections, per generation n / ms |")
+    print("|---|---:|---:|---|---|---|---|")
+    for side, pid in loops:
+        own = events.get(pid, [])
+        per_gen = []
+        for gen in (0, 1, 2):
+            times = [m for g, m in own if g == gen]
+            per_gen.append(f"{len(times)} / {sum(times) / 1e3:.1f}")
+        workers = children.get(pid, [])
+        theirs = [(g, m) for w in workers for g, m in events.get(w, [])]
+        split = ", ".join(
+            f"gen{gen} {len(ms)} / {sum(ms) / 1e3:.1f}" for gen in (0, 1, 2) if (ms := [m for g, m in theirs if g == gen])
+        )
+        print(f"| {side} | {pid} | {len(workers)} | {' | '.join(per_gen)} | {split or 'none'} |")
 
 
 def main() -> None:
@@ -125,8 +178,19 @@ def main() -> None:
         choices=LAUNCHES,
         help="how the transcription's process starts, one row each (default: plain); see LAUNCHES",
     )
+    parser.add_argument(
+        "--gc-trace",
+        action="store_true",
+        help="time every garbage collection in both sides' processes and their DataLoader workers, and print "
+        "where the collector's time went (adds a hook to every Python process started from here)",
+    )
     args = parser.parse_args()
     launches = args.launch or ["plain"]
+    if args.gc_trace:  # before anything starts a process: the fork server must inherit the hook too
+        global GC_TRACE
+        GC_TRACE = Path(os.environ.get("BENCHSITE_GC_TRACE") or Path(tempfile.mkdtemp(prefix="benchsite-gc-")) / "trace.txt")
+        os.environ["BENCHSITE_GC_TRACE"] = str(GC_TRACE)
+        os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GC_HOOK), os.environ.get("PYTHONPATH")]))
 
     import torch
 
@@ -190,6 +254,8 @@ def main() -> None:
         )
     outside = [r for r in table if not LOW <= r["ratio"] <= HIGH]
     print(f"\n{len(table) - len(outside)} of {len(table)} rows within {LOW} .. {HIGH}")
+    if GC_TRACE is not None and GC_TRACE.exists():
+        gc_report(GC_TRACE)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from torch import nn
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from runner.frameworks.torch import TorchDevice
+from runner.frameworks.torch.vision import mnist_transform
 from runner.workloads import data as synthetic
 from runner.workloads.base import Case
 
@@ -488,28 +489,15 @@ def mnist_images(n: int) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.from_numpy(raw), torch.from_numpy(labels)
 
 
-def to_tensor(pic: Any) -> torch.Tensor:
-    """torchvision's ToTensor() for a mode-'L' PIL image: a (1, H, W) float tensor in [0, 1]."""
-    img = torch.from_numpy(np.array(pic, np.uint8, copy=True))
-    img = img.view(pic.size[1], pic.size[0], 1).permute((2, 0, 1)).contiguous()
-    return img.to(dtype=torch.get_default_dtype()).div(255)
-
-
-def normalize(tensor: torch.Tensor, mean: list[float], std: list[float]) -> torch.Tensor:
-    """torchvision's Normalize(mean, std) (not in place: it clones, as the transform does)."""
-    tensor = tensor.clone()
-    mean_t = torch.as_tensor(mean, dtype=tensor.dtype, device=tensor.device)
-    std_t = torch.as_tensor(std, dtype=tensor.dtype, device=tensor.device)
-    return tensor.sub_(mean_t.view(-1, 1, 1)).div_(std_t.view(-1, 1, 1))
-
-
 class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
-    """torchvision's datasets.MNIST over synthetic uint8 images: each item becomes a PIL image, then
-    ToTensor() and Normalize((0.1307,), (0.3081,)), as the example's transform does (torchvision's own code
-    path, written out so the suite needs only Pillow)."""
+    """torchvision's datasets.MNIST over synthetic uint8 images: each item becomes a PIL image and goes through
+    the transform (`vision.mnist_transform`: torchvision's Compose([ToTensor(), Normalize(...)]), step for
+    step), as the example's dataset does."""
 
-    def __init__(self, images: torch.Tensor, targets: torch.Tensor, mean: float, std: float):
-        self.data, self.targets, self.mean, self.std = images, targets, [mean], [std]
+    def __init__(self, images: torch.Tensor, targets: torch.Tensor, transform: Callable[[Any], torch.Tensor]):
+        self.data, self.targets = images, targets
+        self.transform: Callable[[Any], torch.Tensor] | None = transform
+        self.target_transform: Callable[[int], int] | None = None
 
     def __len__(self) -> int:
         return len(self.data)
@@ -518,8 +506,12 @@ class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
         from PIL import Image
 
         img, target = self.data[index], int(self.targets[index])
-        pic = Image.fromarray(img.numpy(), mode="L")
-        return normalize(to_tensor(pic), self.mean, self.std), target
+        img = Image.fromarray(img.numpy(), mode="L")
+        if self.transform is not None:
+            img = self.transform(img)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return img, target
 
 
 class MnistAsWritten(Program):
@@ -534,7 +526,7 @@ class MnistAsWritten(Program):
         images, targets = mnist_images(cfg["n"])
         use_cuda = device.kind in ("cuda", "rocm")  # torch.cuda.is_available() is true for both
         kwargs: dict[str, Any] = {"batch_size": cfg["batch"], **loop["loader"]["cuda" if use_cuda else "other"]}
-        self.loader = DataLoader(SyntheticMnist(images, targets, *cfg["normalize"]), **kwargs)
+        self.loader = DataLoader(SyntheticMnist(images, targets, mnist_transform(*cfg["normalize"])), **kwargs)
         self.log = sys.stdout  # the measuring child sends stdout to its log file
         self.optimizer = torch.optim.Adadelta(self.model.parameters(), lr=cfg["lr"])
         self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=cfg["lr_gamma"])
