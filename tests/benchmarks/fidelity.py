@@ -2,6 +2,7 @@
 
     python tests/benchmarks/fidelity.py [--profile standard] [--device cpu --device cuda] [--rounds 3]
                                         [--seconds 5] [--seed 000 --seed 001 ...] [--depth 2 --depth 12]
+                                        [--launch plain --launch nogc ...] [--gc-trace]
 
 For each seed, tests/benchmarks/seeds/seed_NNN.py is a plain standalone script that transcribes the seed's
 own loop (its model, DataLoader settings, optimiser, host syncs and prints) and imports nothing from
