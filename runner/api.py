@@ -640,12 +640,16 @@ def _open_journal(
 
 
 def command_line(args: dict[str, Any]) -> str:
-    """The benchsite command as run, without paths (they can name the user)."""
+    """The benchsite command as run, without paths (they can name the user) or a Spark master's address."""
     parts = ["benchsite", "run"]
     for key, value in args.items():
         if value in (None, [], False) or key in ("output", "results_dir"):
             continue
         flag = "--" + key.replace("_", "-")
+        if key == "spark_master":  # a cluster's address names the user's hosts: its kind only
+            from runner.frameworks.spark_master import master_kind
+
+            value = master_kind(str(value))
         for item in value if isinstance(value, list) else [value]:
             parts += [flag] if item is True else [flag, str(item)]
     return shlex.join(parts)[:200]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -105,6 +106,15 @@ def run(
             "The site shows their results as unchecked.",
         ),
     ] = False,
+    spark_master: Annotated[
+        str | None,
+        typer.Option(
+            "--spark-master",
+            envvar="BENCHSITE_SPARK_MASTER",
+            help="Run the spark-* workloads on this Spark cluster (spark://host:7077, yarn, k8s://...) instead of "
+            "an embedded local[*] Spark. The file records the master's kind, never its address.",
+        ),
+    ] = None,
     resume: Annotated[
         bool,
         typer.Option(
@@ -123,6 +133,8 @@ def run(
     """
     from runner import api
 
+    if spark_master:  # the measuring processes read it (runner.frameworks.torch.spark)
+        os.environ["BENCHSITE_SPARK_MASTER"] = spark_master
     # Ctrl-C must stop the run cleanly even where the shell started us with SIGINT ignored
     # (background jobs of non-interactive shells): the finished measurements are still written.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -149,6 +161,7 @@ def run(
                 "timeout": timeout,
                 "no_profiler": no_profiler,
                 "no_equivalence": no_equivalence,
+                "spark_master": spark_master,
             }
         ),
     )

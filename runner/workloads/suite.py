@@ -394,6 +394,54 @@ def transformer_cases(profile: str) -> list[Case]:
     return cases
 
 
+# --- seed 003 at scale: batch inference over a Spark DataFrame (pyspark.ml.functions.predict_batch_udf) -----------
+
+# (model, rows) per profile, and the batch sizes (rows per predict call) and partitions swept for each.
+SPARK_SWEEP: dict[str, dict[str, Any]] = {
+    "standard": {"models": [("bert-base", 2048), ("deit-tiny", 256)], "batch": [32, 128], "partitions": [4, 16]},
+    "quick": {"models": [("bert-tiny", 1024), ("vit-tiny", 512)], "batch": [16, 64], "partitions": [2]},
+    "tiny": {"models": [("vit-tiny", 64)], "batch": [16], "partitions": [2]},
+}
+SPARK_LOOPS = {
+    "as-written": {
+        "udf": "predict_batch_udf",
+        "precision": "fp32",
+        "grad": "no_grad",
+        "sink": "noop",
+        "cache": "inputs",
+    },
+}
+
+
+def spark_cases(profile: str) -> list[Case]:
+    sweep = SPARK_SWEEP[profile]
+    cases = []
+    for model, rows in sweep["models"]:
+        for batch in sweep["batch"]:
+            for partitions in sweep["partitions"]:
+                config = {
+                    "model": MODELS[model],
+                    "mode": "infer",
+                    "rows": rows,
+                    "batch": batch,
+                    "partitions": partitions,
+                    "data": "synthetic-v1",
+                    "loops": SPARK_LOOPS,
+                }
+                cases.append(
+                    Case(
+                        "spark-inference",
+                        {"model": model, "batch_size": batch, "partitions": partitions},
+                        config,
+                        "epoch",
+                        rows,
+                        params=transformer_params(MODELS[model]),
+                        flops_per_unit=transformer_forward_flops(MODELS[model]) * rows,
+                    )
+                )
+    return cases
+
+
 # --- seed 003 at scale: the fine-tuning step data-parallel over every local GPU (torch.distributed DDP) -------------
 
 # (model, batch per process) per profile, and the world sizes (processes, one per GPU) of each. A point whose world
@@ -510,7 +558,8 @@ DEVIATIONS: dict[str, tuple[Deviation, ...]] = {
             "Synthetic uint8 images instead of the MNIST files; the dataset's path (a PIL image per item, "
             "ToTensor, Normalize) is kept. PyTorch: torchvision's Compose, ToTensor and Normalize are "
             "transcribed step for step (their checks, API-usage calls and Normalize's nn.Module call) rather "
-            "than imported, so the suite does not need a torchvision built for the installed torch. The test pass after each epoch is not timed: the unit is a training "
+            "than imported, so the suite does not need a torchvision built for the installed torch. The test "
+            "pass after each epoch is not timed: the unit is a training "
             "epoch, where the seed timed its whole script (14 epochs with their test passes) by the wall clock.",
             "Nothing is downloaded at run time; the suite measures training.",
         ),
@@ -539,6 +588,15 @@ DEVIATIONS: dict[str, tuple[Deviation, ...]] = {
             "Nothing is downloaded at run time (no model hub); the loop is what the seed describes.",
         ),
     ),
+    "spark-inference": (
+        Deviation(
+            "all",
+            "The seed's Spark code is not published: this is Spark's own distributed inference tool "
+            "(predict_batch_udf) over a DataFrame of synthetic inputs with the suite's models (random weights), "
+            "the prediction being each row's arg-max class, materialised by Spark's noop sink.",
+            "Nothing is downloaded at run time; predict_batch_udf is how Spark users run a model over a DataFrame.",
+        ),
+    ),
     "transformer-ddp": (
         Deviation(
             "all",
@@ -556,6 +614,7 @@ _SEED_TIMING = {
     "cifar-lenet": "reports BenchmarkTools' @btime, the minimum of repeated runs, without synchronising the GPU",
     "mnist-cnn": "timed its whole script by the wall clock",
     "transformer": "reports durations per batch size without saying how they were taken",
+    "spark-inference": "reports durations per cluster without saying how they were taken",
     "transformer-ddp": "reports durations per batch size without saying how they were taken",
 }
 
@@ -631,6 +690,25 @@ WORKLOADS = [
             for framework in ("tensorflow", "jax")
         },
         deviations=_deviations("transformer", "step"),
+    ),
+    Workload(
+        "spark-inference",
+        "003",
+        "Distributed batch inference with Spark",
+        "BERT-base and DeiT-tiny (random weights) over a Spark DataFrame of synthetic inputs with "
+        "pyspark.ml.functions.predict_batch_udf, sweeping rows per predict call and partitions: rows per second "
+        "for a full action. Embedded Spark (local[*]) by default, or a cluster with --spark-master.",
+        "epoch",
+        spark_cases,
+        {"torch": "runner.frameworks.torch.spark:spark_inference"},
+        requires=("transformers", "pyspark", "pandas", "pyarrow"),
+        unsupported={
+            framework: "the Spark workloads predict with the suite's PyTorch models (Hugging Face transformers' "
+            "PyTorch classes)"
+            for framework in ("tensorflow", "jax")
+        },
+        variants=("as-written",),
+        deviations=_deviations("spark-inference", "epoch"),
     ),
     Workload(
         "transformer-ddp",

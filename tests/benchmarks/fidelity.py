@@ -141,7 +141,7 @@ def gc_report(path: Path) -> None:
         elif children.get(pid):  # a measuring child started directly, its workers under it
             loops.append(("benchsite", pid))
     print("\ngarbage collections per loop process (ms; workers: every DataLoader worker it forked, summed)")
-    print("| side | pid | workers | gen0 n / ms | gen1 n / ms | gen2 n / ms | workers' collections, per generation n / ms |")
+    print("| side | pid | workers | gen0 n / ms | gen1 n / ms | gen2 n / ms | workers' collections, per generation |")
     print("|---|---:|---:|---|---|---|---|")
     for side, pid in loops:
         own = events.get(pid, [])
@@ -152,7 +152,9 @@ def gc_report(path: Path) -> None:
         workers = children.get(pid, [])
         theirs = [(g, m) for w in workers for g, m in events.get(w, [])]
         split = ", ".join(
-            f"gen{gen} {len(ms)} / {sum(ms) / 1e3:.1f}" for gen in (0, 1, 2) if (ms := [m for g, m in theirs if g == gen])
+            f"gen{gen} {len(ms)} / {sum(ms) / 1e3:.1f}"
+            for gen in (0, 1, 2)
+            if (ms := [m for g, m in theirs if g == gen])
         )
         print(f"| {side} | {pid} | {len(workers)} | {' | '.join(per_gen)} | {split or 'none'} |")
 
@@ -189,7 +191,8 @@ def main() -> None:
     launches = args.launch or ["plain"]
     if args.gc_trace:  # before anything starts a process: the fork server must inherit the hook too
         global GC_TRACE
-        GC_TRACE = Path(os.environ.get("BENCHSITE_GC_TRACE") or Path(tempfile.mkdtemp(prefix="benchsite-gc-")) / "trace.txt")
+        named = os.environ.get("BENCHSITE_GC_TRACE")
+        GC_TRACE = Path(named) if named else Path(tempfile.mkdtemp(prefix="benchsite-gc-")) / "trace.txt"
         os.environ["BENCHSITE_GC_TRACE"] = str(GC_TRACE)
         os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(GC_HOOK), os.environ.get("PYTHONPATH")]))
 

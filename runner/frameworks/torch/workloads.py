@@ -13,7 +13,6 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -505,6 +504,7 @@ class SyntheticMnist(Dataset[tuple[torch.Tensor, int]]):
     def __getitem__(self, index: int) -> tuple[torch.Tensor, int]:
         from PIL import Image
 
+        img: Any
         img, target = self.data[index], int(self.targets[index])
         img = Image.fromarray(img.numpy(), mode="L")
         if self.transform is not None:

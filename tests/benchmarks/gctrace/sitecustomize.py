@@ -26,7 +26,8 @@ if _PATH:
         if began is None:
             return
         now = time.perf_counter()
-        line = f"{os.getpid()} {os.getppid()} {info['generation']} {now:.6f} {(now - began) * 1e6:.1f} {info['collected']}\n"
+        took = (now - began) * 1e6
+        line = f"{os.getpid()} {os.getppid()} {info['generation']} {now:.6f} {took:.1f} {info['collected']}\n"
         os.write(_fd, line.encode())
 
     gc.callbacks.append(_trace)

@@ -1,0 +1,192 @@
+"""Seed 003 at scale: distributed batch inference of the suite's models with Apache Spark.
+
+Seed 003 ran its image and text models over a PySpark cluster. This workload does the same with Spark's own
+tool for it, `pyspark.ml.functions.predict_batch_udf`: a DataFrame of synthetic inputs (an id and the model's
+input as a flat array), split into `partitions`, and a column of predictions computed by the model in Spark's
+Python workers, `batch_size` rows at a time. One unit (an "epoch" of inference) is a full action that
+materialises every prediction: Spark's `noop` sink writes each row of the predicted DataFrame and discards it,
+so no prediction can be pruned away and nothing is collected to the driver.
+
+Where Spark runs:
+- embedded by default: `local[*]` (every core of this machine), started by the measuring process and stopped
+  with it; the only system need besides the `spark` extra (pyspark) is a Java runtime (17 or newer);
+- on an existing cluster (standalone `spark://`, YARN, Kubernetes) with `benchsite run --spark-master URL` or
+  BENCHSITE_SPARK_MASTER. The file records the master's kind, never its address.
+
+The device is the executors': on `cuda` each Python worker builds the model on the GPU its executor was given
+(`spark.task.resource.gpu.amount`) or, in local mode, GPU 0. The model is built in each worker from its
+published configuration with a fixed seed (random weights), once per worker process (`predict_batch_udf` caches
+the predict function), so every worker computes the same function.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from runner.frameworks.spark_master import DEFAULT_MASTER, MASTER_ENV, master_kind, require_spark
+from runner.frameworks.torch import TorchDevice
+from runner.workloads.base import Case
+
+MODEL_SEED = 0
+
+
+def input_shape(model_cfg: dict[str, Any]) -> tuple[int, ...]:
+    """One example's input: token ids for BERT, an RGB image for the vision models."""
+    if model_cfg["family"] == "bert":
+        return (model_cfg["seq_len"],)
+    side = model_cfg["image_size"]
+    return (3, side, side)
+
+
+def synthetic_rows(model_cfg: dict[str, Any], rows: int) -> np.ndarray:
+    """Every row's input, flattened, from a fixed seed: token ids (as floats: one array type for every
+    model) or standard-normal pixels."""
+    rng = np.random.default_rng(20231003)
+    size = int(np.prod(input_shape(model_cfg)))
+    if model_cfg["family"] == "bert":
+        return rng.integers(0, model_cfg["vocab_size"], (rows, size)).astype(np.float32)
+    return rng.standard_normal((rows, size), dtype=np.float32)
+
+
+def _assigned_gpu() -> int:
+    """The GPU Spark assigned this task (its `gpu` resource), else 0 (local mode, or outside Spark)."""
+    try:
+        from pyspark import TaskContext
+    except ImportError:
+        return 0
+    context = TaskContext.get()
+    gpus = context.resources().get("gpu") if context is not None else None
+    return int(gpus.addresses[0]) if gpus is not None and gpus.addresses else 0
+
+
+def make_predict_fn(model_cfg: dict[str, Any], device_kind: str):
+    """What predict_batch_udf calls once per Python worker: build the model there and return the function that
+    predicts one batch (a NumPy array of flat inputs) as the arg-max class of each row."""
+
+    def make() -> Any:
+        import torch
+
+        from runner.frameworks.torch.workloads import build_transformer
+
+        on_gpu = device_kind in ("cuda", "rocm")
+        device = torch.device("cuda", _assigned_gpu()) if on_gpu else torch.device("cpu")
+        torch.manual_seed(MODEL_SEED)
+        model = build_transformer(model_cfg).to(device).eval()
+        shape = input_shape(model_cfg)
+
+        def predict(inputs: np.ndarray) -> np.ndarray:
+            batch = torch.from_numpy(np.ascontiguousarray(inputs)).reshape(len(inputs), *shape).to(device)
+            with torch.no_grad():
+                if model_cfg["family"] == "bert":
+                    ids = batch.long()
+                    logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+                else:
+                    logits = model(pixel_values=batch).logits
+            return logits.argmax(dim=-1).to("cpu", torch.int32).numpy()
+
+        return predict
+
+    return make
+
+
+class SparkInference:
+    """One spark-inference point: a Spark session, the DataFrame of inputs cached in partitions, and the
+    predicted DataFrame; `run_unit()` materialises every prediction."""
+
+    precision = "fp32"
+
+    def __init__(self, case: Case, device: TorchDevice, master: str | None = None):
+        from pyspark.ml.functions import predict_batch_udf
+        from pyspark.sql import SparkSession
+        from pyspark.sql.types import ArrayType, FloatType, IntegerType, StructField, StructType
+
+        self.case, self.device = case, device
+        cfg = case.config
+        self.master = master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+        require_spark(self.master)
+        builder = (
+            SparkSession.builder.master(self.master)
+            .appName("benchsite")
+            .config("spark.ui.enabled", "false")
+            .config("spark.python.worker.reuse", "true")
+            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+            .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(max(cfg["batch"], 1024)))
+        )
+        if device.kind in ("cuda", "rocm") and not self.master.startswith("local"):
+            # one GPU per executor and per task: each task's worker uses the GPU Spark assigned it
+            builder = builder.config("spark.executor.resource.gpu.amount", "1").config(
+                "spark.task.resource.gpu.amount", "1"
+            )
+        self.spark = builder.getOrCreate()  # stopped by close(): each point starts its own (not timed)
+        # The predict function builds the suite's model with benchsite's own code: ship that code to the
+        # executors (a zip of the runner package), so a cluster needs only PyTorch and transformers there.
+        self._package = _package_zip()
+        self.spark.sparkContext.addPyFile(self._package)
+        self.spark.sparkContext.setLogLevel("ERROR")
+        model_cfg = cfg["model"]
+        flat = synthetic_rows(model_cfg, cfg["rows"])
+        import pandas as pd
+
+        table = pd.DataFrame({"id": np.arange(cfg["rows"], dtype=np.int32), "x": list(flat)})
+        schema = StructType([StructField("id", IntegerType(), False), StructField("x", ArrayType(FloatType()), False)])
+        self.inputs = self.spark.createDataFrame(table, schema).repartition(cfg["partitions"]).cache()
+        self.inputs.count()  # the inputs are built and cached before timing: a unit times inference alone
+        predict = predict_batch_udf(
+            make_predict_fn(model_cfg, device.kind),
+            return_type=IntegerType(),
+            batch_size=cfg["batch"],
+            input_tensor_shapes=[[int(np.prod(input_shape(model_cfg)))]],
+        )
+        self.predicted = self.inputs.select("id", predict("x").alias("prediction"))
+        self.params = None
+        context = self.spark.sparkContext
+        # the block managers Spark knows: the driver's and one per executor (local mode: the driver is the executor)
+        managers = int(context._jsc.sc().getExecutorMemoryStatus().size())
+        executors = 1 if self.master.startswith("local") else max(1, managers - 1)
+        cores = max(1, context.defaultParallelism // executors)
+        self.notes = (
+            f"spark {self.spark.version}; master {master_kind(self.master)}; executors {executors}; "
+            f"cores per executor {cores}; partitions {cfg['partitions']}; batch {cfg['batch']} rows per "
+            f"predict call; predictions materialised by the noop sink",
+        )
+
+    def run_unit(self) -> None:
+        self.predicted.write.format("noop").mode("overwrite").save()
+
+    def predictions(self) -> list[tuple[int, int]]:
+        """Every (id, prediction) pair, for checks: each id must appear exactly once."""
+        return [(r["id"], r["prediction"]) for r in self.predicted.collect()]
+
+    def close(self) -> None:
+        try:
+            self.inputs.unpersist()
+        finally:
+            self.spark.stop()
+            os.unlink(self._package)
+
+    def top_ops(self, units: int = 1) -> list[dict[str, Any]]:
+        return []
+
+
+def _package_zip() -> str:
+    """The runner package as a zip file Spark can put on its executors' Python path."""
+    import tempfile
+    import zipfile
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2]
+    handle, path = tempfile.mkstemp(prefix="benchsite-runner-", suffix=".zip")
+    os.close(handle)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(package.rglob("*.py")):
+            archive.write(file, file.relative_to(package.parent).as_posix())
+        for file in sorted(package.rglob("*.json")):
+            archive.write(file, file.relative_to(package.parent).as_posix())
+    return path
+
+
+def spark_inference(case: Case, variant: str, device: TorchDevice) -> SparkInference:
+    return SparkInference(case, device)

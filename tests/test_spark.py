@@ -1,0 +1,182 @@
+"""spark-inference on real Spark: the embedded local[2] session and a real standalone cluster (a master and a
+worker started here from pyspark's own launcher on 127.0.0.1). Every row is predicted exactly once, by the same
+model the suite builds, and `benchsite run` writes a valid file. Needs Java 17+ (CI has it)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+pyspark = pytest.importorskip("pyspark")
+
+from runner.frameworks import spark_master  # noqa: E402
+from runner.workloads import get  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+if spark_master.java_version() is None:
+    pytest.skip("no Java runtime: Spark cannot start", allow_module_level=True)
+
+
+def _case():
+    return get("spark-inference").cases("tiny")[0]
+
+
+def _expected(case) -> list[int]:
+    """The suite's model on the same rows, in this process, without Spark."""
+    import torch
+
+    from runner.frameworks.torch.spark import MODEL_SEED, input_shape, synthetic_rows
+    from runner.frameworks.torch.workloads import build_transformer
+
+    cfg = case.config["model"]
+    torch.manual_seed(MODEL_SEED)
+    model = build_transformer(cfg).eval()
+    x = torch.from_numpy(synthetic_rows(cfg, case.config["rows"])).reshape(-1, *input_shape(cfg))
+    with torch.no_grad():
+        return model(pixel_values=x).logits.argmax(-1).tolist()
+
+
+def _predict_all(master: str) -> list[tuple[int, int]]:
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.spark import SparkInference
+
+    program = SparkInference(_case(), make_device("cpu"), master=master)
+    try:
+        program.run_unit()  # the timed action runs
+        assert "master " + spark_master.master_kind(master) in program.notes[0]
+        return program.predictions()
+    finally:
+        program.close()
+
+
+def _check_exactly_once(pairs: list[tuple[int, int]]) -> None:
+    case = _case()
+    ids = [i for i, _ in pairs]
+    assert sorted(ids) == list(range(case.config["rows"]))  # every id once: none lost, none twice
+    assert [p for _, p in sorted(pairs)] == _expected(case)
+
+
+def test_local_spark_predicts_every_row_exactly_once():
+    _check_exactly_once(_predict_all("local[2]"))
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@pytest.fixture
+def standalone_cluster(tmp_path):
+    """A real Spark standalone master and one worker (2 cores), from pyspark's own spark-class."""
+    home = Path(pyspark.__file__).parent
+    launcher = home / "bin" / "spark-class"
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(tmp_path)}
+    env["PYSPARK_PYTHON"] = sys.executable
+    port = _port()
+    master = f"spark://127.0.0.1:{port}"
+    common = {"env": env, "stdout": subprocess.DEVNULL, "stderr": subprocess.STDOUT, "start_new_session": True}
+    procs = [
+        subprocess.Popen(
+            [
+                "bash",
+                str(launcher),
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(_port()),
+            ],
+            **common,
+        )
+    ]
+    try:
+        _wait_port(port, 120)
+        procs.append(
+            subprocess.Popen(
+                [
+                    "bash",
+                    str(launcher),
+                    "org.apache.spark.deploy.worker.Worker",
+                    master,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "2",
+                    "--memory",
+                    "2g",
+                    "--webui-port",
+                    str(_port()),
+                    "--work-dir",
+                    str(tmp_path),
+                ],
+                **common,
+            )
+        )
+        yield master
+    finally:
+        for proc in procs:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, 15)
+            proc.wait(timeout=60)
+
+
+def test_standalone_cluster_predicts_every_row_exactly_once(standalone_cluster, monkeypatch):
+    monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
+    _check_exactly_once(_predict_all(standalone_cluster))
+
+
+def test_master_kind_never_keeps_the_address():
+    assert spark_master.master_kind("spark://db-7.corp.example:7077") == "standalone"
+    assert spark_master.master_kind("k8s://https://10.0.0.1:443") == "k8s"
+    assert spark_master.master_kind("yarn") == "yarn"
+    assert spark_master.master_kind("local[4]") == "local[4]"
+    assert spark_master.master_kind("local[evil.example]") == "local"
+    from runner import api
+
+    assert "db-7" not in api.command_line({"spark_master": "spark://db-7.corp.example:7077"})
+
+
+def test_missing_java_is_a_clear_error(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
+    with pytest.raises(spark_master.SparkUnavailable, match="Java runtime"):
+        spark_master.require_spark("local[*]")
+
+
+def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
+    cmd = [sys.executable, "-m", "runner", "run", "-w", "spark-*", "--profile", "tiny", "-f", "torch", "-d", "cpu"]
+    cmd += ["--no-equivalence", "--time-budget", "0.5", "--spark-master", "local[2]", "-o", str(tmp_path)]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (path,) = tmp_path.rglob("*.yaml")
+    data = yaml.safe_load(path.read_text())
+    assert "--spark-master 'local[2]'" in data["run"]["command"]
+    (m,) = [m for m in data["measurements"] if m["workload"] == "spark-inference"]
+    assert m["status"] == "ok" and m["samples_per_s"] > 0, m.get("error")
+    assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
+    check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
+    assert check.returncode == 0, check.stdout
