@@ -10,6 +10,7 @@ summaries the newest fingerprint and top operators per machine.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ COLUMNS = [
     "batch_size",
     "world_size",
     "interconnect",
+    "partitions",
+    "spark_master",
     "variant",
     "framework",
     "device",
@@ -73,6 +76,7 @@ NUMERIC = [
     "params",
     "depth",
     "world_size",
+    "partitions",
     "peak_tflops",
 ]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
@@ -107,6 +111,15 @@ def _interconnect(notes: list[str]) -> str:
         _, found, rest = note.partition("; interconnect ")
         if found:
             return rest
+    return ""
+
+
+def _spark_master(notes: list[str]) -> str:
+    """The kind of Spark master a spark-* measurement ran on, from its notes ('...; master local[*]; ...')."""
+    for note in notes:
+        found = re.search(r"; master ([^;]+);", note)
+        if note.startswith("spark ") and found:
+            return found.group(1)
     return ""
 
 
@@ -177,6 +190,8 @@ class Collector:
                 "batch_size": m.point.get("batch_size"),
                 "world_size": m.point.get("world_size"),
                 "interconnect": intern(_interconnect(m.notes)),
+                "partitions": m.point.get("partitions"),
+                "spark_master": intern(_spark_master(m.notes)),
                 "variant": m.variant,
                 "framework": intern(m.framework),
                 "device": m.device,
@@ -831,3 +846,18 @@ def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFr
             out.append(entry)
     table = _ratio_intervals(pd.DataFrame(out), "base", "samples", "efficiency")
     return table.drop(columns=["base", "samples"])
+
+
+def spark_inference(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spark batch inference: rows per second (with the interval its median's gives) per machine, device, model,
+    rows per predict call and partitions, with the kind of Spark master it ran on."""
+    rows = ok_rows(frame[frame["workload"] == "spark-inference"]) if not frame.empty else frame
+    if rows.empty:
+        return pd.DataFrame()
+    out = rows.assign(
+        samples_per_s_lo=rows["samples_per_s"] * rows["median_s"] / rows["ci_hi_s"].where(rows["ci_hi_s"] > 0),
+        samples_per_s_hi=rows["samples_per_s"] * rows["median_s"] / rows["ci_lo_s"].where(rows["ci_lo_s"] > 0),
+    )
+    cols = ["machine_id", "gpu_model", "device", "device_name", "spark_master", "model", "batch_size", "partitions"]
+    out = out[[*cols, "samples_per_s", "samples_per_s_lo", "samples_per_s_hi"]]
+    return plain(out).sort_values(cols).reset_index(drop=True)

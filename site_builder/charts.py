@@ -389,3 +389,39 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
             .encode(y="y:Q", tooltip=[alt.Tooltip("what:N", title="line")])
         )
     return layers.properties(width=CONTAINER, height=280).configure_legend(orient="bottom", columns=1, labelLimit=400)
+
+
+def spark_chart(table: pd.DataFrame) -> alt.FacetChart:
+    """Spark inference rows per second against rows per predict call, one line per machine, device and number
+    of partitions, one panel per model, each point with its 95% interval."""
+    data = table.assign(
+        series=table["machine_id"].astype(str)
+        + " · "
+        + table["device"].astype(str)
+        + " · "
+        + table["partitions"].astype(int).astype(str)
+        + " partitions"
+    )
+    field = "samples_per_s"
+    base = alt.Chart().encode(
+        x=alt.X("batch_size:O", title="rows per predict call"),
+        color=alt.Color("series:N", title="machine · device · partitions"),
+        tooltip=[
+            alt.Tooltip("machine_id:N", title="machine"),
+            alt.Tooltip("device_name:N", title="device"),
+            alt.Tooltip("spark_master:N", title="Spark master"),
+            "model:N",
+            alt.Tooltip("batch_size:Q", title="rows per call"),
+            alt.Tooltip("partitions:Q", title="partitions"),
+            *_interval_tooltips(field, "rows per second"),
+        ],
+    )
+    bars = _errorbar(base, field, axis="y")
+    y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title="rows per second")
+    points = base.mark_line(point=True).encode(y=y)
+    layers = alt.layer(bars, points, data=data)
+    return (
+        layers.properties(width=260, height=240)
+        .facet(column=alt.Column("model:N", title=None))
+        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+    )

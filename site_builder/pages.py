@@ -248,6 +248,10 @@ def scale_page(site: Site) -> str:
     if not table.empty:
         view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(table, "efficiency"))
         view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(table, "samples_per_s"))
+    spark = aggregate.spark_inference(site.frame)
+    view["spark_rows"] = _records(spark) if not spark.empty else []
+    if not spark.empty:
+        view["spark"] = site.chart("scale-spark", charts.spark_chart(spark))
     return render("scale.md.j2", **view)
 
 

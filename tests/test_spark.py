@@ -180,3 +180,17 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout
+    # the Scale page's Spark table and chart from that file
+    from runner.storage import iter_all
+    from site_builder import aggregate, charts
+
+    frame = aggregate.measurements_frame([(p, r) for p, r, _ in iter_all([tmp_path]) if r is not None])
+    (row,) = aggregate.spark_inference(frame).to_dict("records")
+    assert row["spark_master"] == "local[2]" and row["partitions"] == 2 and row["model"] == "vit-tiny"
+    assert row["samples_per_s"] == pytest.approx(m["samples_per_s"])
+    if m.get("ci95_s"):  # a single sample has no interval: the table then shows none
+        assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
+    else:
+        assert row["samples_per_s_lo"] != row["samples_per_s_lo"]  # NaN
+    spec = charts.spark_chart(aggregate.spark_inference(frame)).to_dict()
+    assert spec["facet"]["column"]["field"] == "model"
