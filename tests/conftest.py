@@ -34,11 +34,14 @@ def shadow_modules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **modules: s
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(shim), os.environ.get("PYTHONPATH")])))
 
 
-def suite_fields(workload: str = "depth-sweep", point: dict | None = None, variant: str = "tuned") -> dict:
-    """The figures the suite fixes for one of its points (hash, unit, examples per unit, parameters, FLOPs):
-    what a measurement of that point must carry to pass the gate."""
+def suite_fields(
+    workload: str = "depth-sweep", point: dict | None = None, variant: str = "tuned", suite: int = SUITE_VERSION
+) -> dict:
+    """The figures the suite (this version, or an earlier one the gate still knows) fixes for one of its points
+    (hash, unit, examples per unit, parameters, FLOPs): what a measurement of that point must carry to pass the
+    gate."""
     point = {"depth": 4} if point is None and workload == "depth-sweep" else (point or {})
-    for digest, entry in known.table(SUITE_VERSION).items():
+    for digest, entry in (known.table(suite) or {}).items():
         if (entry.workload, entry.point, entry.variant) == (workload, point, variant):
             return {
                 "workload": workload,
@@ -50,7 +53,7 @@ def suite_fields(workload: str = "depth-sweep", point: dict | None = None, varia
                 "params": entry.params,
                 "flops_per_unit": entry.flops_per_unit,
             }
-    raise KeyError(f"no {workload} {point} {variant} in suite {SUITE_VERSION}")
+    raise KeyError(f"no {workload} {point} {variant} in suite {suite}")
 
 
 _JITTER = (i * 1e-4 % 0.005 + i * 1e-9 for i in itertools.count(1))
@@ -59,7 +62,9 @@ _JITTER = (i * 1e-4 % 0.005 + i * 1e-9 for i in itertools.count(1))
 def make_measurement(**overrides) -> Measurement:
     """A measurement of a real suite point (depth-sweep at depth 4 by default; `workload`, `point` and `variant`
     pick another), its statistics and rates computed from its samples, as the gate and the site recompute them.
-    A `workload_hash` override keeps the other fields as given (a file that names no suite point)."""
+    A `workload_hash` override keeps the other fields as given (a file that names no suite point); `suite`
+    picks an earlier suite version's point."""
+    suite = overrides.pop("suite", SUITE_VERSION)
     fields: dict = dict(
         framework="torch",
         device="cpu",
@@ -73,7 +78,7 @@ def make_measurement(**overrides) -> Measurement:
         fields.update(workload="depth-sweep", point={"depth": 4}, variant="tuned", unit="epoch", samples_per_unit=1000)
     else:
         pick = overrides.get("workload", "depth-sweep"), overrides.get("point"), overrides.get("variant", "tuned")
-        fields.update(suite_fields(*pick))
+        fields.update(suite_fields(*pick, suite=suite))
     fields.update(overrides)
     median = fields.get("median_s")
     if fields["status"] == "ok" and median:
@@ -101,7 +106,7 @@ def retime(m: Measurement, median_s: float, **update) -> Measurement:
     return make_measurement(**fields)
 
 
-def make_result(measurements=None, label: str = "") -> ResultFile:
+def make_result(measurements=None, label: str = "", suite: int = SUITE_VERSION) -> ResultFile:
     """A run of `measurements` on a 2-core AMD EPYC ('AMD EPYC <label>': another label, another machine), with
     the machine id its hardware hashes to."""
     now = datetime(2026, 11, 22, 2, 0, tzinfo=timezone.utc)
@@ -110,7 +115,7 @@ def make_result(measurements=None, label: str = "") -> ResultFile:
     return ResultFile(
         schema_version=1,
         benchsite_version="0.1.0",
-        suite=Suite(version=SUITE_VERSION, profile="tiny"),
+        suite=Suite(version=suite, profile="tiny"),
         run=Run(
             id="0" * 32,
             started_at=now,
@@ -157,7 +162,7 @@ HOSTILE = [
 ]
 
 
-def hostile_result(label: str = "hostile") -> ResultFile:
+def hostile_result(label: str = "hostile", suite: int = SUITE_VERSION) -> ResultFile:
     """A result file with a hostile string in every free-text field the schema accepts one in (found by
     trying each string field in turn, so a field added later is covered without editing this test). The
     figures the gate pins to the suite (workload, point) stay the suite's, and machine.id is recomputed from the
@@ -165,10 +170,11 @@ def hostile_result(label: str = "hostile") -> ResultFile:
     from runner.schema import Accelerator, ErrorInfo, FrameworkInfo, SyncSelfTest, TopOp
 
     measurements = [
-        make_measurement(device="cpu", top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]),
-        make_measurement(device="cuda", median_s=0.001, warnings=["w"]),
-        make_measurement(device="cpu", framework="jax", median_s=0.02),
+        make_measurement(suite=suite, device="cpu", top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]),
+        make_measurement(suite=suite, device="cuda", median_s=0.001, warnings=["w"]),
+        make_measurement(suite=suite, device="cpu", framework="jax", median_s=0.02),
         make_measurement(
+            suite=suite,
             device="cuda",
             point={"depth": 2},
             status="failed",
@@ -177,9 +183,11 @@ def hostile_result(label: str = "hostile") -> ResultFile:
             samples_s=[],
             skip_reason=None,
         ),
-        make_measurement(workload="transformer", point={"model": "bert-tiny", "mode": "train", "batch_size": 2}),
+        make_measurement(
+            suite=suite, workload="transformer", point={"model": "bert-tiny", "mode": "train", "batch_size": 2}
+        ),
     ]
-    base = make_result(measurements, label=label)
+    base = make_result(measurements, label=label, suite=suite)
     machine = base.machine.model_copy(
         update={
             "accelerators": [

@@ -21,6 +21,7 @@ from urllib.parse import urlparse
 
 import pytest
 
+from runner.storage import iter_all
 from tests.conftest import build_site, hostile_result, save_under
 
 ROOT = Path(__file__).parent.parent
@@ -44,7 +45,9 @@ def served(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     thread.start()
     url = f"http://127.0.0.1:{httpd.server_address[1]}"
     shutil.copytree(ROOT / "results", results)
-    hostile = hostile_result()
+    # in the suite the committed files are in: a file of a newer suite would become the site's whole front page
+    committed = max(r.suite.version for _, r, _ in iter_all([results]) if r is not None)
+    hostile = hostile_result(suite=committed)
     save_under(results, hostile)
     done = build_site(results, out, site_url=url + "/")
     assert done.returncode == 0, done.stderr
