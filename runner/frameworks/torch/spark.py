@@ -141,7 +141,6 @@ class SparkInference:
             input_tensor_shapes=[[int(np.prod(input_shape(model_cfg)))]],
         )
         self.predicted = self.inputs.select("id", predict("x").alias("prediction"))
-        self.params = None
         context = self.spark.sparkContext
         # the block managers Spark knows: the driver's and one per executor (local mode: the driver is the executor)
         managers = int(context._jsc.sc().getExecutorMemoryStatus().size())
@@ -166,9 +165,6 @@ class SparkInference:
         finally:
             self.spark.stop()
             os.unlink(self._package)
-
-    def top_ops(self, units: int = 1) -> list[dict[str, Any]]:
-        return []
 
 
 def _package_zip() -> str:

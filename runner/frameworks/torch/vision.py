@@ -2,11 +2,11 @@
 
 The example hands each training image to `transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,),
 (0.3081,))])` as a PIL image. An earlier suite wrote the two transforms out as the few tensor operations they end
-in; the output was the same, but on a lent H100 machine each image took 88 microseconds against torchvision's 130,
-and the example's single DataLoader worker does nothing else, so the seed's epoch was 15 to 25% slower than the
-suite's. What costs the difference is torchvision's own bookkeeping around those operations: an API-usage log
-call per transform, the scripting and tracing checks, type checks, the `(std == 0).any()` guard (two tensor
-operations), and Normalize being an `nn.Module` called through `Module.__call__`.
+in; the output was the same, but on one lent H100 machine each image took 88 microseconds against torchvision's
+122 to 135, in the example's single DataLoader worker, which does nothing else. What costs the difference is
+torchvision's own bookkeeping around those operations: an API-usage log call per transform, the scripting and
+tracing checks, type checks, the `(std == 0).any()` guard (two tensor operations), and Normalize being an
+`nn.Module` called through `Module.__call__`.
 
 So this module does what torchvision's `Compose`, `ToTensor`, `Normalize` and the functions behind them do for a
 mode-'L' PIL image, step for step, checks included, and no more: the suite needs only Pillow, not torchvision
