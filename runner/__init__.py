@@ -1,6 +1,6 @@
 """benchsite runner: hardware fingerprint, workload suite, timing engine and the result format."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 # Version of the standard workload suite. Bump it whenever a workload changes in a way that changes its
 # numbers; it is part of every workload_hash, so results of different suite versions are never compared.
@@ -10,5 +10,6 @@ __version__ = "0.4.0"
 #   adds the transformer-ddp workload (new hashes; the others' are unchanged).
 # 3 (benchsite 0.4.0): seed 004's as-written PyTorch loop runs torchvision's transforms step for step (its checks,
 #   API-usage calls and Normalize as an nn.Module), not only the tensor operations they end in
-#   (torchvision took 122 to 135 us per image against 88 on one H100 machine).
+#   (torchvision took 122 to 135 us per image against 88 on one H100 machine). benchsite 0.5.0 adds the
+#   spark-streaming workload (new hashes; the others' are unchanged).
 SUITE_VERSION = 3

@@ -469,7 +469,10 @@ def measure_group(
                     m = Measurement(**event["measurement"])
                 except ValidationError as exc:  # a workload produced numbers the format rejects
                     error = {"type": "InvalidMeasurement", "message": str(exc)[:4000]}
-            if error is not None:
+            if event["status"] == "skipped":
+                reason = str(event.get("skip_reason") or "skipped by the workload")[:4000]
+                m = _unmeasured(group, case, device_name(plan, group.device), status="skipped", skip_reason=reason)
+            elif error is not None:
                 m = _unmeasured(group, case, device_name(plan, group.device), status="failed", error=error)
             measurements[index] = m
             on_measured(index, m)

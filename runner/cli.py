@@ -264,6 +264,12 @@ def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFil
             )
         elif m.status == "skipped":
             bars.console.print(f"[yellow]skipped[/yellow] {label(group, case)}: {escape(m.skip_reason or '')}")
+        elif m.stream is not None and m.median_s is not None:
+            verdict = "sustained" if m.stream.bounded else "[yellow]not sustained[/yellow]"
+            bars.console.print(
+                f"{label(group, case)}: latency p50 {format_seconds(m.median_s)}, p99 "
+                f"{format_seconds(m.stream.p99_s)}; {m.samples_per_s or 0:,.0f} rows/s, {verdict}"
+            )
         elif m.median_s is not None:
             unstable = "" if m.stable else " [yellow](unstable)[/yellow]"
             bars.console.print(f"{label(group, case)}: {format_seconds(m.median_s)} per {m.unit}{unstable}")
@@ -289,7 +295,7 @@ def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:
     )
     parts = ", ".join(f"{escape(name)} {format_seconds(seconds)}" for name, seconds in grouped.items())
     console.print(f"\nTook {format_seconds(total)}: {parts}.")
-    unstable = [m for m in result.measurements if m.status == "ok" and not m.stable]
+    unstable = [m for m in result.measurements if m.status == "ok" and not m.stable and m.unit != "latency"]
     if unstable:
         console.print(
             f"[yellow]{len(unstable)} of {sum(m.status == 'ok' for m in result.measurements)} measurements stopped "
@@ -346,7 +352,8 @@ def list_workloads(
         raise typer.Exit(2)
     table = Table(title=f"benchsite suite ({profile} profile)")
     for column in ("id", "seed", "unit", "points", "params", "frameworks", "what"):
-        table.add_column(column)
+        # ids and counts are what people copy into -w: never wrapped or cut; the description wraps instead
+        table.add_column(column, no_wrap=column in ("id", "seed", "unit", "points"))
     for w in all_workloads():
         cases = w.cases(profile)
         params = [c.params for c in cases if c.params]

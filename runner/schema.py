@@ -14,6 +14,9 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 - 3 (benchsite 0.2.0, suite 2): measurement `timer` (how samples were bounded: device events or host syncs),
   the self-test's `engine_s`, and `device_peaks`, the matrix-product throughput measured on each device in the
   same run (the denominator of "% of peak"). Older files stay valid.
+- 4 (benchsite 0.5.0): streaming measurements (spark-streaming): unit `latency` (each sample is one
+  input file's end-to-end latency) and the step's raw record in `stream`; a data-parallel measurement's
+  `interconnect` as a field of its own (before, only in its notes). Older files stay valid.
 """
 
 from __future__ import annotations
@@ -26,8 +29,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -232,6 +235,31 @@ class ErrorInfo(Strict):
 PointValue = Annotated[int | float | Text, Field(union_mode="left_to_right")]
 
 
+class StreamRecord(Strict):
+    """One streaming step (a spark-streaming point): the producer wrote `files` files of samples_per_unit rows,
+    one every `interval_s` seconds; `samples_s` holds each file's end-to-end latency in production order. Every
+    derived figure here is recomputed from the raw lists by the gate (runner.streaming)."""
+
+    offered_rows_per_s: PositiveSeconds = Field(description="The rate the producer offered: the point's `rate`.")
+    interval_s: PositiveSeconds = Field(description="Seconds between the starts of two files.")
+    files: int = Field(ge=1, le=100_000, description="Files produced in the step (one latency each).")
+    produced_s: list[NonNegative] = Field(
+        max_length=100_000, description="When each file was begun, in seconds after the first (production order)."
+    )
+    uncommitted: int = Field(
+        0, ge=0, description="Files not wholly committed when the wait ended (their latencies are lower bounds)."
+    )
+    micro_batches: int = Field(ge=0, description="Micro-batches the query committed in the step.")
+    p95_s: PositiveSeconds = Field(description="95th percentile of the latencies (linear interpolation).")
+    p99_s: PositiveSeconds = Field(description="99th percentile of the latencies.")
+    growth: Finite = Field(description="Least-squares slope of latency against production time (s per s).")
+    producer_lag_s: NonNegative = Field(description="How late the latest file was begun against the schedule.")
+    bounded: bool = Field(
+        description="Whether the step sustained its rate: growth <= 0.1, producer lag <= interval_s, nothing "
+        "uncommitted."
+    )
+
+
 class Measurement(Strict):
     workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
     workload_hash: Hex16 = Field(
@@ -254,7 +282,9 @@ class Measurement(Strict):
     error: ErrorInfo | None = None
     skip_reason: LongText | None = None
 
-    unit: Literal["epoch", "step"] = Field(description="What one sample times.")
+    unit: Literal["epoch", "step", "latency"] = Field(
+        description="What one sample times: an epoch, a step, or (streaming) one input file's end-to-end latency."
+    )
     samples_per_unit: int = Field(ge=1, description="Training examples processed per unit.")
     units_per_sample: int = Field(1, ge=1, description="Units timed back to back in one sample (blocking).")
     timer: Literal["host-sync", "device-events"] | None = Field(
@@ -288,6 +318,12 @@ class Measurement(Strict):
     threads: int | None = Field(None, ge=1, description="Intra-op threads the framework used.")
     top_ops: list[TopOp] = Field(default_factory=list)
     wall_s: NonNegative | None = Field(None, description="Wall time of the whole measurement.")
+    stream: StreamRecord | None = Field(None, description="A streaming step's raw record (unit 'latency').")
+    interconnect: Text | None = Field(
+        None,
+        description="Data-parallel runs over several GPUs: how GPU 0 reaches the others, as `nvidia-smi topo -m` "
+        "names it (e.g. 'GPU0-GPU1 NV18': 18 bonded NVLinks; PIX, PXB, PHB, NODE, SYS: PCIe paths). Schema 4.",
+    )
 
 
 class EquivalenceCheck(Strict):
@@ -338,7 +374,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2, 3, 4] = Field(description="Version of this format; see runner/schema.py.")
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
         description="The benchsite release that wrote the file (no newer than the gate that reads it)."
     )

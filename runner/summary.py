@@ -23,7 +23,7 @@ def speedup_rows(result: ResultFile) -> list[dict[str, Any]]:
     """
     table: dict[tuple[str, str, str, str], dict[str, Any]] = {}
     for m in result.measurements:
-        if m.status != "ok" or m.median_s is None:
+        if m.status != "ok" or m.median_s is None or m.unit == "latency":  # a latency is not a time per unit
             continue
         point = ", ".join(f"{k}={v}" for k, v in m.point.items())
         row = table.setdefault(

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from runner import __version__, storage
+from runner import __version__, storage, streaming
 from runner.fingerprint import machine_id
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import VERSION_PATTERN, Measurement, ResultFile
@@ -206,9 +206,12 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
         ("ci95_s[0]", stated_ci[0], ci[0], "the 95% interval of the median of samples_s"),
         ("ci95_s[1]", stated_ci[1], ci[1], "the 95% interval of the median of samples_s"),
         ("rel_ci_halfwidth", m.rel_ci_halfwidth, stats.rel_ci_halfwidth, "the interval's half-width over the median"),
-        ("samples_per_s", m.samples_per_s, m.samples_per_unit / stats.median_s, "samples_per_unit / median_s"),
-        ("achieved_tflops", m.achieved_tflops, flops, "flops_per_unit / median_s"),
     ]
+    if m.unit != "latency":  # a streaming step's rate and wall time are checked against its record below
+        figures += [
+            ("samples_per_s", m.samples_per_s, m.samples_per_unit / stats.median_s, "samples_per_unit / median_s"),
+            ("achieved_tflops", m.achieved_tflops, flops, "flops_per_unit / median_s"),
+        ]
     problems = [
         Problem(
             path,
@@ -220,6 +223,8 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
         for name, stated, computed, what in figures
         if _differs(stated, computed)
     ]
+    if m.unit == "latency":
+        return problems + _stream_problems(path, where, m)
     steady = sum(m.samples_s) * m.units_per_sample
     if m.wall_s is not None and (m.warmup_s or 0.0) + steady > m.wall_s * (1 + DERIVED_RTOL) + WALL_SLACK_S:
         problems.append(
@@ -230,6 +235,68 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
                 f"({(m.warmup_s or 0.0) + steady:.6g} s)",
             )
         )
+    return problems
+
+
+def _stream_problems(path: str, where: str, m: Measurement) -> list[Problem]:
+    """A streaming step: its record is whole and each derived figure is recomputed from the raw lists."""
+    record = m.stream
+    if record is None:
+        return [Problem(path, f"{where}.stream", "a latency measurement without its stream record")]
+    problems = []
+    rate = m.point.get("rate")
+    shape = [
+        ("offered_rows_per_s", record.offered_rows_per_s == rate, f"is not the point's rate ({rate!r})"),
+        (
+            "interval_s",
+            isinstance(rate, int | float)
+            and abs(record.interval_s * rate - m.samples_per_unit) <= 1e-9 * m.samples_per_unit,
+            f"does not give samples_per_unit ({m.samples_per_unit}) rows per file at the point's rate",
+        ),
+        (
+            "files",
+            record.files == len(m.samples_s) == len(record.produced_s),
+            "differs from the latencies and produced_s",
+        ),
+        ("uncommitted", record.uncommitted <= record.files, "exceeds the files produced"),
+    ]
+    problems += [
+        Problem(path, f"{where}.stream.{name}", f"{getattr(record, name)!r} {what}")
+        for name, ok, what in shape
+        if not ok
+    ]
+    if problems:
+        return problems
+    found = streaming.figures(record.produced_s, m.samples_s, record.interval_s, m.samples_per_unit, record.uncommitted)
+    derived = [
+        ("stream.p95_s", record.p95_s, found.p95_s, "the 95th percentile of samples_s"),
+        ("stream.p99_s", record.p99_s, found.p99_s, "the 99th percentile of samples_s"),
+        ("stream.growth", record.growth, found.growth, "the slope of samples_s against produced_s"),
+        ("stream.producer_lag_s", record.producer_lag_s, found.producer_lag_s, "the latest start against the schedule"),
+        ("samples_per_s", m.samples_per_s, found.achieved_rows_per_s, "the rows over first production to last commit"),
+    ]
+    problems += [
+        Problem(path, f"{where}.{name}", f"{stated:.6g} is not {what} ({computed:.6g})")
+        for name, stated, computed, what in derived
+        if _differs(stated, computed)
+    ]
+    if record.bounded != found.bounded:
+        problems.append(
+            Problem(
+                path,
+                f"{where}.stream.bounded",
+                f"{record.bounded} contradicts the record (growth {found.growth:.3g} s/s, limit "
+                f"{streaming.GROWTH_LIMIT}; producer lag {found.producer_lag_s:.3g} s; "
+                f"{record.uncommitted} uncommitted)",
+            )
+        )
+    span = max(t + lat for t, lat in zip(record.produced_s, m.samples_s, strict=True))
+    if m.wall_s is not None and span > m.wall_s * (1 + DERIVED_RTOL) + WALL_SLACK_S:
+        problems.append(
+            Problem(path, f"{where}.wall_s", f"{m.wall_s:.6g} s is shorter than the stream it records ({span:.6g} s)")
+        )
+    if m.achieved_tflops is not None:
+        problems.append(Problem(path, f"{where}.achieved_tflops", "a streaming step states no FLOP rate"))
     return problems
 
 

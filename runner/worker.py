@@ -28,8 +28,10 @@ from typing import IO, Any
 from runner import privacy
 from runner.executor import EXIT_CASE_FAILED
 from runner.monitor import Monitor
+from runner.streaming import figures
 from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
 from runner.workloads import get as get_workload
+from runner.workloads.base import PointSkipped
 
 PROGRESS_EVERY_S = 0.5
 OOM_MARKERS = ("out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "can't allocate memory")
@@ -120,6 +122,19 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         # what exists now so collections during the measurement scan only what the loop allocates.
         gc.collect()
         gc.freeze()
+        if hasattr(program, "stream"):  # a streaming point: latencies, not units timed by the engine
+            with Monitor() as monitor:
+                record = program.stream(on_file=progress)
+            base.update(_stream_fields(record, case))
+            base.update(
+                peak_host_mib=monitor.usage.peak_host_mib,
+                peak_device_mib=device.peak_memory_mib(),
+                cpu_util=monitor.usage.cpu_util,
+                load_avg=monitor.usage.load_avg,
+                threads=_framework(job["framework"]).threads(),
+                notes=list(getattr(program, "notes", [])),
+            )
+            return base
         with Monitor() as monitor:
             timing = measure(
                 program.run_unit,
@@ -158,14 +173,36 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             threads=_framework(job["framework"]).threads(),
             top_ops=top_ops,
             notes=list(getattr(program, "notes", [])),
+            interconnect=getattr(program, "interconnect", None),
         )
     finally:
         gc.unfreeze()
         program.close()
         del program
         gc.collect()
-    base["wall_s"] = time.perf_counter() - started
+        base["wall_s"] = time.perf_counter() - started
     return base
+
+
+def _stream_fields(record: dict[str, Any], case: Any) -> dict[str, Any]:
+    """A streaming point's measurement fields: each file's end-to-end latency as a sample (production order),
+    their median and its interval, the rows per second achieved, and the raw record (runner.streaming)."""
+    latencies = record["latencies_s"]
+    stats = summarize(latencies)
+    stream = record["stream"]
+    found = figures(stream["produced_s"], latencies, stream["interval_s"], case.samples_per_unit, stream["uncommitted"])
+    return {
+        "status": "ok",
+        "samples_s": latencies,
+        "median_s": stats.median_s,
+        "iqr_s": stats.iqr_s,
+        "ci95_s": list(stats.ci95_s) if stats.ci95_s else None,
+        "rel_ci_halfwidth": stats.rel_ci_halfwidth,
+        "stable": None,
+        "samples_per_s": found.achieved_rows_per_s,
+        "stream": stream,
+        "warnings": [] if stream["bounded"] else [f"not sustained at {stream['offered_rows_per_s']:g} rows/s"],
+    }
 
 
 def run_equivalence(job: dict[str, Any], out: IO[str]) -> int:
@@ -222,6 +259,9 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         _emit(out, {"event": "start", "index": index})
         try:
             result = measure_case(job, cases[index], device, out, index)
+        except PointSkipped as skipped:
+            _emit(out, {"event": "result", "index": index, "status": "skipped", "skip_reason": str(skipped)})
+            continue
         except Exception as exc:
             _emit(out, {"event": "result", "index": index, "status": "failed", "error": error_info(exc)})
             return EXIT_CASE_FAILED

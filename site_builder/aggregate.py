@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner import streaming
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import Machine, ResultFile, Software, SyncSelfTest
 from site_builder import uncertainty
@@ -47,6 +48,9 @@ COLUMNS = [
     "interconnect",
     "partitions",
     "spark_master",
+    "rate",
+    "bounded",
+    "growth",
     "variant",
     "framework",
     "device",
@@ -77,12 +81,16 @@ NUMERIC = [
     "depth",
     "world_size",
     "partitions",
+    "rate",
+    "growth",
     "peak_tflops",
 ]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.
 CATEGORIES = [
-    c for c in COLUMNS if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "samples"}
+    c
+    for c in COLUMNS
+    if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "bounded", "samples"}
 ]
 # The summaries the site leads with: this profile of the newest suite; the rest is shown apart, labelled.
 PRIMARY_PROFILE = "standard"
@@ -189,9 +197,12 @@ class Collector:
                 "mode": m.point.get("mode"),
                 "batch_size": m.point.get("batch_size"),
                 "world_size": m.point.get("world_size"),
-                "interconnect": intern(_interconnect(m.notes)),
+                "interconnect": intern(m.interconnect or _interconnect(m.notes)),
                 "partitions": m.point.get("partitions"),
                 "spark_master": intern(_spark_master(m.notes)),
+                "rate": m.point.get("rate"),
+                "bounded": m.stream.bounded if m.stream else None,
+                "growth": m.stream.growth if m.stream else None,
                 "variant": m.variant,
                 "framework": intern(m.framework),
                 "device": m.device,
@@ -443,6 +454,7 @@ def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     """Accelerator rows joined with the same machine's CPU row (same framework, workload_hash and profile):
     speedup = CPU time / accelerator time, with its bootstrap interval and verdict."""
     ok = ok_rows(frame)
+    ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
     join = ["machine_id", "workload_hash", "framework", "profile"]
     cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples"]]
     accel = ok[ok["device"] != "cpu"]
@@ -861,3 +873,61 @@ def spark_inference(frame: pd.DataFrame) -> pd.DataFrame:
     cols = ["machine_id", "gpu_model", "device", "device_name", "spark_master", "model", "batch_size", "partitions"]
     out = out[[*cols, "samples_per_s", "samples_per_s_lo", "samples_per_s_hi"]]
     return plain(out).sort_values(cols).reset_index(drop=True)
+
+
+def spark_streaming(frame: pd.DataFrame) -> pd.DataFrame:
+    """Spark streaming: per machine, device, model and offered rate, the end-to-end latency's p50, p95 and p99
+    with their distribution-free 95% intervals (runner.streaming.quantile_ci over the latencies; a side that
+    too few latencies cannot bound is NaN), whether the rate was sustained, and the growth of its latency."""
+    rows = ok_rows(frame[frame["workload"] == "spark-streaming"]) if not frame.empty else frame
+    if rows.empty:
+        return pd.DataFrame()
+    cols = ["machine_id", "gpu_model", "device", "device_name", "spark_master", "model", "rate"]
+    out = []
+    for _, r in rows.sort_values(cols).iterrows():
+        entry = {c: r[c] for c in cols}
+        latencies = np.asarray(r["samples"], dtype=float)
+        for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
+            lo, hi = streaming.quantile_ci(latencies, q)
+            entry.update(
+                {
+                    f"{name}_s": streaming.quantile(latencies, q),
+                    f"{name}_s_lo": np.nan if lo is None else lo,
+                    f"{name}_s_hi": np.nan if hi is None else hi,
+                }
+            )
+        entry.update(
+            files=len(latencies),
+            bounded=bool(r["bounded"]),
+            growth=float(r["growth"]),
+            samples_per_s=r["samples_per_s"],
+        )
+        out.append(entry)
+    return plain(pd.DataFrame(out))
+
+
+def sustained(table: pd.DataFrame) -> pd.DataFrame:
+    """The sustained throughput per machine, device and model: the highest offered rate that was sustained
+    below the first that was not (every rate is a doubling, so the true figure lies in [rate, next_rate));
+    next_rate is NaN where no measured rate failed (open above), rate NaN where even the lowest failed."""
+    if table.empty:
+        return pd.DataFrame()
+    keys = ["machine_id", "gpu_model", "device", "device_name", "spark_master", "model"]
+    out = []
+    for values, group in table.groupby(keys, sort=True, dropna=False):
+        group = group.sort_values("rate")
+        failed = group[~group["bounded"]]
+        first_fail = failed["rate"].min() if len(failed) else np.nan
+        held = group[group["bounded"] & ~(group["rate"] > first_fail)]
+        best = held.iloc[-1] if len(held) else None
+        entry = dict(zip(keys, values, strict=True))
+        entry.update(
+            rate=float(best["rate"]) if best is not None else np.nan,
+            next_rate=float(first_fail),
+            p99_s=best["p99_s"] if best is not None else np.nan,
+            p99_s_lo=best["p99_s_lo"] if best is not None else np.nan,
+            p99_s_hi=best["p99_s_hi"] if best is not None else np.nan,
+            rates=len(group),
+        )
+        out.append(entry)
+    return pd.DataFrame(out)

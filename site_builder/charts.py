@@ -11,6 +11,7 @@ machines, a fixed number of machines in the heatmap), so a page never grows with
 from __future__ import annotations
 
 import altair as alt
+import numpy as np
 import pandas as pd
 
 HEATMAP_MACHINES = 40
@@ -422,6 +423,52 @@ def spark_chart(table: pd.DataFrame) -> alt.FacetChart:
     layers = alt.layer(bars, points, data=data)
     return (
         layers.properties(width=260, height=240)
+        .facet(column=alt.Column("model:N", title=None))
+        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+    )
+
+
+def stream_chart(table: pd.DataFrame) -> alt.FacetChart:
+    """Spark streaming: end-to-end latency (p50, p95, p99) against the offered rate, log-log, one line per
+    machine, device and percentile, a panel per model; each point with its 95% interval (none drawn where too
+    few latencies bound a side) and hollow where the rate was not sustained."""
+    long = []
+    for name in ("p50", "p95", "p99"):
+        part = table.assign(
+            percentile=name,
+            latency_s=table[f"{name}_s"],
+            latency_s_lo=table[f"{name}_s_lo"],
+            latency_s_hi=table[f"{name}_s_hi"],
+            sustained=np.where(table["bounded"], "sustained", "not sustained"),
+        )
+        long.append(part)
+    data = pd.concat(long, ignore_index=True)
+    data["series"] = data["machine_id"].astype(str) + " · " + data["device"].astype(str) + " · " + data["percentile"]
+    field = "latency_s"
+    base = alt.Chart().encode(
+        x=alt.X("rate:Q", scale=alt.Scale(type="log"), title="offered rows per second"),
+        color=alt.Color("series:N", title="machine · device · percentile"),
+        tooltip=[
+            alt.Tooltip("machine_id:N", title="machine"),
+            alt.Tooltip("device_name:N", title="device"),
+            alt.Tooltip("spark_master:N", title="Spark master"),
+            "model:N",
+            alt.Tooltip("rate:Q", title="offered rows/s"),
+            alt.Tooltip("percentile:N"),
+            *_interval_tooltips(field, "latency (s)"),
+            alt.Tooltip("sustained:N", title="rate"),
+            alt.Tooltip("growth:Q", format=".3f", title="latency growth (s per s)"),
+        ],
+    )
+    bars = _errorbar(base, field, axis="y")
+    y = alt.Y(f"{field}:Q", scale=alt.Scale(type="log"), title="end-to-end latency (s)")
+    line = base.mark_line().encode(y=y, strokeDash=alt.StrokeDash("percentile:N", title="percentile"))
+    points = base.mark_point(size=60).encode(
+        y=y, fill=alt.condition(alt.datum.sustained == "sustained", "series:N", alt.value("white"))
+    )
+    layers = alt.layer(bars, line, points, data=data)
+    return (
+        layers.properties(width=320, height=260)
         .facet(column=alt.Column("model:N", title=None))
         .configure_legend(orient="bottom", columns=1, labelLimit=400)
     )

@@ -252,6 +252,11 @@ def scale_page(site: Site) -> str:
     view["spark_rows"] = _records(spark) if not spark.empty else []
     if not spark.empty:
         view["spark"] = site.chart("scale-spark", charts.spark_chart(spark))
+    stream = aggregate.spark_streaming(site.frame)
+    view["stream_rows"] = _records(stream) if not stream.empty else []
+    view["sustained_rows"] = _records(aggregate.sustained(stream)) if not stream.empty else []
+    if not stream.empty:
+        view["stream"] = site.chart("scale-stream", charts.stream_chart(stream))
     return render("scale.md.j2", **view)
 
 

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from runner import storage
 from runner.cli import app
 from runner.schema import Machine
+from runner.workloads import all_workloads
 from tests.conftest import make_result
 
 runner = CliRunner()
@@ -34,8 +35,8 @@ def test_every_command_is_documented():
 def test_list_shows_every_workload():
     result = runner.invoke(app, ["list", "--profile", "quick"])
     assert result.exit_code == 0
-    for workload in ("tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"):
-        assert workload in result.output
+    for workload in all_workloads():
+        assert workload.id in result.output
     bad = runner.invoke(app, ["list", "--profile", "huge"])
     assert bad.exit_code == 2 and "valid profiles: tiny, quick, standard" in bad.output
 

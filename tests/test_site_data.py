@@ -265,3 +265,20 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
         assert row["efficiency_lo"] <= row["efficiency"] <= row["efficiency_hi"]
         assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
     assert set(table["interconnect"][table["world_size"] > 1]) == {"GPU0-GPU1 NV18"}
+
+
+def test_interconnect_field_is_read_and_older_files_keep_their_note():
+    """Schema 4 records a data-parallel run's interconnect as a field; files before it had it only in a note."""
+    point = {"model": "bert-tiny", "batch_size": 2, "world_size": 2}
+    new = make_measurement(workload="transformer-ddp", point=point, variant="tuned", interconnect="GPU0-GPU1 NV12")
+    old = make_measurement(
+        workload="transformer-ddp",
+        point=point,
+        variant="as-written",
+        notes=["world size 2: 2 processes (one per GPU) over nccl 2.27.5, DDP; interconnect GPU0-GPU1 NV18"],
+    )
+    frame = aggregate.measurements_frame([(Path("a.yaml"), make_result([new, old]))])
+    assert dict(zip(frame["variant"], frame["interconnect"], strict=True)) == {
+        "tuned": "GPU0-GPU1 NV12",
+        "as-written": "GPU0-GPU1 NV18",
+    }

@@ -175,6 +175,7 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     (path,) = tmp_path.rglob("*.yaml")
     data = yaml.safe_load(path.read_text())
     assert "--spark-master 'local[2]'" in data["run"]["command"]
+    assert {m["workload"] for m in data["measurements"]} == {"spark-inference", "spark-streaming"}
     (m,) = [m for m in data["measurements"] if m["workload"] == "spark-inference"]
     assert m["status"] == "ok" and m["samples_per_s"] > 0, m.get("error")
     assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
@@ -193,4 +194,25 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     else:
         assert row["samples_per_s_lo"] != row["samples_per_s_lo"]  # NaN
     spec = charts.spark_chart(aggregate.spark_inference(frame)).to_dict()
+    assert spec["facet"]["column"]["field"] == "model"
+    # spark-streaming: the tiny ladder's rates, each measured (or skipped above one not sustained)
+    streamed = [m for m in data["measurements"] if m["workload"] == "spark-streaming"]
+    assert [m["point"]["rate"] for m in streamed] == [20, 40]
+    assert streamed[0]["status"] == "ok", streamed[0].get("error")
+    for m in streamed:
+        if m["status"] == "skipped":
+            assert "above the sustained rate" in m["skip_reason"]
+            continue
+        assert m["status"] == "ok" and m["unit"] == "latency", m.get("error")
+        assert len(m["samples_s"]) == m["stream"]["files"] == 15
+        assert "master local[2]" in m["notes"][0]
+    table = aggregate.spark_streaming(frame)
+    assert list(table["rate"]) == [m["point"]["rate"] for m in streamed if m["status"] == "ok"]
+    first = table.iloc[0]
+    assert first["p50_s"] == pytest.approx(streamed[0]["median_s"])
+    assert first["p50_s_lo"] <= first["p50_s"] <= first["p50_s_hi"]
+    assert first["p99_s"] == pytest.approx(streamed[0]["stream"]["p99_s"])
+    (best,) = aggregate.sustained(table).to_dict("records")
+    assert best["model"] == "vit-tiny" and best["spark_master"] == "local[2]"
+    spec = charts.stream_chart(table).to_dict()
     assert spec["facet"]["column"]["field"] == "model"

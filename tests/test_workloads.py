@@ -84,8 +84,8 @@ def test_transformer_flops_formula_matches_pytorchs_count(name):
     assert counter.get_total_flops() == pytest.approx(transformer_forward_flops(cfg) * 2, rel=1e-9)
 
 
-# Every loop a workload has; spark-inference's model lives in Spark's workers (tests/test_spark.py runs it).
-LOOPS = [(w.id, v) for w in all_workloads() for v in w.variants if w.id != "spark-inference"]
+# Every loop a workload has; the spark-* models live in Spark's workers (tests/test_spark*.py run them).
+LOOPS = [(w.id, v) for w in all_workloads() for v in w.variants if not w.id.startswith("spark-")]
 
 
 @pytest.mark.parametrize(("workload", "variant"), LOOPS)

@@ -46,16 +46,16 @@ def require_spark(master: str) -> None:
         import pyspark  # noqa: F401
     except ImportError as exc:
         raise SparkUnavailable(
-            "spark-inference needs pyspark: pip install 'benchsite[spark]' (and a Java 17+ runtime)"
+            "the spark-* workloads need pyspark: pip install 'benchsite[spark]' (and a Java 17+ runtime)"
         ) from exc
     if master.startswith("local"):
         version = java_version()
         if version is None:
             raise SparkUnavailable(
-                "spark-inference needs a Java runtime (17 or newer) to start Spark: none found on PATH or in "
+                "the spark-* workloads need a Java runtime (17 or newer) to start Spark: none found on PATH or in "
                 "JAVA_HOME (Debian/Ubuntu: apt-get install -y openjdk-17-jre-headless)"
             )
         number = re.match(r"(1\.)?(\d+)", version)  # "17.0.15", or "1.8.0_392" for Java 8
         major = int(number.group(2)) if number else 0
         if major and major < 17:
-            raise SparkUnavailable(f"spark-inference needs Java 17 or newer; this machine's java is {version}")
+            raise SparkUnavailable(f"the spark-* workloads need Java 17 or newer; this machine's java is {version}")

@@ -47,6 +47,11 @@ class Case:
         return f"{self.workload}[{inner}]" if inner else self.workload
 
 
+class PointSkipped(Exception):
+    """Raised by a workload's builder for a point it will not measure in this run (the message says why): e.g.
+    a streaming rate above one the pipeline did not sustain. The point is recorded as skipped."""
+
+
 @dataclass(frozen=True)
 class Deviation:
     """Where a loop cannot follow its seed line by line, and why (listed on the suite reference page)."""

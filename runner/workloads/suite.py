@@ -442,6 +442,62 @@ def spark_cases(profile: str) -> list[Case]:
     return cases
 
 
+# --- seed 003 at scale: real-time inference with Spark Structured Streaming (runner.frameworks.torch.spark_stream) ----
+
+# Per profile: the model, the ladder of offered rates (rows per second, doubling; the run stops at the first the
+# pipeline does not sustain), the seconds between two input files, the seconds each rate is offered for, and the
+# rows per predict call. A file holds rate * interval rows.
+STREAM_SWEEP: dict[str, dict[str, Any]] = {
+    "standard": {
+        "model": "deit-tiny",
+        "rates": [4 * 2**k for k in range(9)],
+        "interval_s": 0.25,
+        "seconds": 30.0,
+        "batch": 32,
+    },
+    "quick": {
+        "model": "vit-tiny",
+        "rates": [20 * 2**k for k in range(10)],
+        "interval_s": 0.2,
+        "seconds": 10.0,
+        "batch": 64,
+    },
+    "tiny": {"model": "vit-tiny", "rates": [20, 40], "interval_s": 0.2, "seconds": 3.0, "batch": 16},
+}
+STREAM_LOOPS = {
+    "as-written": {
+        "source": "parquet-files-renamed-into-folder",
+        "sink": "parquet-with-checkpoint",
+        "udf": "predict_batch_udf",
+        "trigger": "default",
+        "precision": "fp32",
+        "grad": "no_grad",
+    },
+}
+
+
+def stream_cases(profile: str) -> list[Case]:
+    sweep = STREAM_SWEEP[profile]
+    model = MODELS[sweep["model"]]
+    cases = []
+    for rate in sweep["rates"]:
+        rows_per_file = round(rate * sweep["interval_s"])
+        config = {
+            "model": model,
+            "mode": "infer",
+            "rate": rate,
+            "rows_per_file": rows_per_file,
+            "interval_s": sweep["interval_s"],
+            "seconds": sweep["seconds"],
+            "batch": sweep["batch"],
+            "data": "synthetic-v1",
+            "loops": STREAM_LOOPS,
+        }
+        point = {"model": sweep["model"], "rate": rate}
+        cases.append(Case("spark-streaming", point, config, "latency", rows_per_file, params=transformer_params(model)))
+    return cases
+
+
 # --- seed 003 at scale: the fine-tuning step data-parallel over every local GPU (torch.distributed DDP) -------------
 
 # (model, batch per process) per profile, and the world sizes (processes, one per GPU) of each. A point whose world
@@ -597,6 +653,17 @@ DEVIATIONS: dict[str, tuple[Deviation, ...]] = {
             "Nothing is downloaded at run time; predict_batch_udf is how Spark users run a model over a DataFrame.",
         ),
     ),
+    "spark-streaming": (
+        Deviation(
+            "all",
+            "The seed's streaming app (one client pushing images, another predicting them, on two clusters that "
+            "lost data) is not published: this is Spark Structured Streaming's file source and Parquet sink with a "
+            "checkpoint (exactly once), a producer thread writing synthetic images at a set rate, and the suite's "
+            "model in predict_batch_udf; each rate is offered for a fixed time after a warm-up.",
+            "Nothing is downloaded at run time; the file source and sink are Spark's own exactly-once path, with no "
+            "message broker to install.",
+        ),
+    ),
     "transformer-ddp": (
         Deviation(
             "all",
@@ -615,11 +682,31 @@ _SEED_TIMING = {
     "mnist-cnn": "timed its whole script by the wall clock",
     "transformer": "reports durations per batch size without saying how they were taken",
     "spark-inference": "reports durations per cluster without saying how they were taken",
+    "spark-streaming": "reports no latency",
     "transformer-ddp": "reports durations per batch size without saying how they were taken",
 }
 
 
+_STREAM_TIMING = Deviation(
+    "all",
+    "Each rate is offered for a fixed time after a warm-up (one file per core, waited for); each file's latency "
+    "runs from when the producer began it to when Spark committed its predictions; the p50 is reported with its "
+    "interval, p95 and p99 beside it, and the highest rate whose latency does not grow is the sustained throughput. "
+    "The seed {seed_timing}.",
+    "A rate the pipeline cannot sustain has no steady latency: the ladder stops there rather than report one.",
+)
+
+
 def _deviations(workload: str, unit: str) -> tuple[Deviation, ...]:
+    if unit == "latency":
+        return (
+            Deviation(
+                _STREAM_TIMING.framework,
+                _STREAM_TIMING.what.format(seed_timing=_SEED_TIMING[workload]),
+                _STREAM_TIMING.why,
+            ),
+            *DEVIATIONS[workload],
+        )
     timing = Deviation(
         _TIMING.framework, _TIMING.what.format(unit=unit, seed_timing=_SEED_TIMING[workload]), _TIMING.why
     )
@@ -709,6 +796,26 @@ WORKLOADS = [
         },
         variants=("as-written",),
         deviations=_deviations("spark-inference", "epoch"),
+    ),
+    Workload(
+        "spark-streaming",
+        "003",
+        "Real-time inference with Spark Structured Streaming",
+        "A producer writes files of synthetic images at a set rate; a Structured Streaming query predicts them "
+        "(DeiT-tiny, random weights) and commits each micro-batch to a Parquet sink with a checkpoint, exactly "
+        "once. End-to-end latency per file (p50, p95, p99) at each offered rate, up to the highest rate the "
+        "pipeline sustains.",
+        "latency",
+        stream_cases,
+        {"torch": "runner.frameworks.torch.spark_stream:spark_streaming"},
+        requires=("transformers", "pyspark", "pandas", "pyarrow"),
+        unsupported={
+            framework: "the Spark workloads predict with the suite's PyTorch models (Hugging Face transformers' "
+            "PyTorch classes)"
+            for framework in ("tensorflow", "jax")
+        },
+        variants=("as-written",),
+        deviations=_deviations("spark-streaming", "latency"),
     ),
     Workload(
         "transformer-ddp",

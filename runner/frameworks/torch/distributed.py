@@ -181,6 +181,7 @@ class DataParallelTransformer(Program):
         processes = f"{self.world} processes" if self.world > 1 else "1 process"
         text = f"world size {self.world}: {processes} ({where}) over {backend}{version}, DDP"
         links = topology(self.world) if backend == "nccl" else None
+        self.interconnect = links  # the measurement's `interconnect` field; the note keeps it for older readers
         return f"{text}; interconnect {links}" if links else text
 
     def _peer_failure(self) -> str | None:

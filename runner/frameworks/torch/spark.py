@@ -100,32 +100,13 @@ class SparkInference:
 
     def __init__(self, case: Case, device: TorchDevice, master: str | None = None):
         from pyspark.ml.functions import predict_batch_udf
-        from pyspark.sql import SparkSession
         from pyspark.sql.types import ArrayType, FloatType, IntegerType, StructField, StructType
 
         self.case, self.device = case, device
         cfg = case.config
         self.master = master or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
-        require_spark(self.master)
-        builder = (
-            SparkSession.builder.master(self.master)
-            .appName("benchsite")
-            .config("spark.ui.enabled", "false")
-            .config("spark.python.worker.reuse", "true")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(max(cfg["batch"], 1024)))
-        )
-        if device.kind in ("cuda", "rocm") and not self.master.startswith("local"):
-            # one GPU per executor and per task: each task's worker uses the GPU Spark assigned it
-            builder = builder.config("spark.executor.resource.gpu.amount", "1").config(
-                "spark.task.resource.gpu.amount", "1"
-            )
-        self.spark = builder.getOrCreate()  # stopped by close(): each point starts its own (not timed)
-        # The predict function builds the suite's model with benchsite's own code: ship that code to the
-        # executors (a zip of the runner package), so a cluster needs only PyTorch and transformers there.
-        self._package = _package_zip()
-        self.spark.sparkContext.addPyFile(self._package)
-        self.spark.sparkContext.setLogLevel("ERROR")
+        self.spark = start_session(self.master, device.kind, cfg["batch"])  # stopped by close() (not timed)
+        self._package = ship_runner(self.spark)
         model_cfg = cfg["model"]
         flat = synthetic_rows(model_cfg, cfg["rows"])
         import pandas as pd
@@ -141,11 +122,7 @@ class SparkInference:
             input_tensor_shapes=[[int(np.prod(input_shape(model_cfg)))]],
         )
         self.predicted = self.inputs.select("id", predict("x").alias("prediction"))
-        context = self.spark.sparkContext
-        # the block managers Spark knows: the driver's and one per executor (local mode: the driver is the executor)
-        managers = int(context._jsc.sc().getExecutorMemoryStatus().size())
-        executors = 1 if self.master.startswith("local") else max(1, managers - 1)
-        cores = max(1, context.defaultParallelism // executors)
+        executors, cores = cluster_shape(self.spark, self.master)
         self.notes = (
             f"spark {self.spark.version}; master {master_kind(self.master)}; executors {executors}; "
             f"cores per executor {cores}; partitions {cfg['partitions']}; batch {cfg['batch']} rows per "
@@ -165,6 +142,48 @@ class SparkInference:
         finally:
             self.spark.stop()
             os.unlink(self._package)
+
+
+def start_session(master: str, device_kind: str, batch: int) -> Any:
+    """A Spark session on `master` for predicting `batch` rows per call (Arrow batches at least that large; on
+    a cluster with GPU executors, one GPU per executor and per task)."""
+    from pyspark.sql import SparkSession
+
+    require_spark(master)
+    builder = (
+        SparkSession.builder.master(master)
+        .appName("benchsite")
+        .config("spark.ui.enabled", "false")
+        .config("spark.python.worker.reuse", "true")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(max(batch, 1024)))
+    )
+    if device_kind in ("cuda", "rocm") and not master.startswith("local"):
+        # one GPU per executor and per task: each task's worker uses the GPU Spark assigned it
+        builder = builder.config("spark.executor.resource.gpu.amount", "1").config(
+            "spark.task.resource.gpu.amount", "1"
+        )
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def ship_runner(spark: Any) -> str:
+    """The predict function builds the suite's model with benchsite's own code: ship that code to the executors
+    (a zip of the runner package), so a cluster needs only PyTorch and transformers there. Returns the zip's
+    path, for the caller to delete once the session stops."""
+    package = _package_zip()
+    spark.sparkContext.addPyFile(package)
+    return package
+
+
+def cluster_shape(spark: Any, master: str) -> tuple[int, int]:
+    """(executors, cores per executor) of the session: the block managers Spark knows are the driver's and one
+    per executor (local mode: the driver is the executor)."""
+    context = spark.sparkContext
+    managers = int(context._jsc.sc().getExecutorMemoryStatus().size())
+    executors = 1 if master.startswith("local") else max(1, managers - 1)
+    return executors, max(1, context.defaultParallelism // executors)
 
 
 def _package_zip() -> str:
