@@ -392,6 +392,15 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
     return layers.properties(width=CONTAINER, height=280).configure_legend(orient="bottom", columns=1, labelLimit=400)
 
 
+# The tooltip fields that name a Spark point's machine, device, master and model.
+_SPARK_TOOLTIPS = (
+    alt.Tooltip("machine_id:N", title="machine"),
+    alt.Tooltip("device_name:N", title="device"),
+    alt.Tooltip("spark_master:N", title="Spark master"),
+    alt.Tooltip("model:N"),
+)
+
+
 def spark_chart(table: pd.DataFrame) -> alt.FacetChart:
     """Spark inference rows per second against rows per predict call, one line per machine, device and number
     of partitions, one panel per model, each point with its 95% interval."""
@@ -408,10 +417,7 @@ def spark_chart(table: pd.DataFrame) -> alt.FacetChart:
         x=alt.X("batch_size:O", title="rows per predict call"),
         color=alt.Color("series:N", title="machine · device · partitions"),
         tooltip=[
-            alt.Tooltip("machine_id:N", title="machine"),
-            alt.Tooltip("device_name:N", title="device"),
-            alt.Tooltip("spark_master:N", title="Spark master"),
-            "model:N",
+            *_SPARK_TOOLTIPS,
             alt.Tooltip("batch_size:Q", title="rows per call"),
             alt.Tooltip("partitions:Q", title="partitions"),
             *_interval_tooltips(field, "rows per second"),
@@ -449,10 +455,7 @@ def stream_chart(table: pd.DataFrame) -> alt.FacetChart:
         x=alt.X("rate:Q", scale=alt.Scale(type="log"), title="offered rows per second"),
         color=alt.Color("series:N", title="machine · device · percentile"),
         tooltip=[
-            alt.Tooltip("machine_id:N", title="machine"),
-            alt.Tooltip("device_name:N", title="device"),
-            alt.Tooltip("spark_master:N", title="Spark master"),
-            "model:N",
+            *_SPARK_TOOLTIPS,
             alt.Tooltip("rate:Q", title="offered rows/s"),
             alt.Tooltip("percentile:N"),
             *_interval_tooltips(field, "latency (s)"),

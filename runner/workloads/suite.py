@@ -713,6 +713,15 @@ def _deviations(workload: str, unit: str) -> tuple[Deviation, ...]:
     return (timing, *DEVIATIONS[workload])
 
 
+# What both Spark workloads need, and why they are PyTorch-only.
+_SPARK_REQUIRES = ("transformers", "pyspark", "pandas", "pyarrow")
+_SPARK_UNSUPPORTED = {
+    framework: "the Spark workloads predict with the suite's PyTorch models (Hugging Face transformers' PyTorch "
+    "classes)"
+    for framework in ("tensorflow", "jax")
+}
+
+
 WORKLOADS = [
     Workload(
         "tabular-mlp",
@@ -788,12 +797,8 @@ WORKLOADS = [
         "epoch",
         spark_cases,
         {"torch": "runner.frameworks.torch.spark:spark_inference"},
-        requires=("transformers", "pyspark", "pandas", "pyarrow"),
-        unsupported={
-            framework: "the Spark workloads predict with the suite's PyTorch models (Hugging Face transformers' "
-            "PyTorch classes)"
-            for framework in ("tensorflow", "jax")
-        },
+        requires=_SPARK_REQUIRES,
+        unsupported=_SPARK_UNSUPPORTED,
         variants=("as-written",),
         deviations=_deviations("spark-inference", "epoch"),
     ),
@@ -808,12 +813,8 @@ WORKLOADS = [
         "latency",
         stream_cases,
         {"torch": "runner.frameworks.torch.spark_stream:spark_streaming"},
-        requires=("transformers", "pyspark", "pandas", "pyarrow"),
-        unsupported={
-            framework: "the Spark workloads predict with the suite's PyTorch models (Hugging Face transformers' "
-            "PyTorch classes)"
-            for framework in ("tensorflow", "jax")
-        },
+        requires=_SPARK_REQUIRES,
+        unsupported=_SPARK_UNSUPPORTED,
         variants=("as-written",),
         deviations=_deviations("spark-streaming", "latency"),
     ),
