@@ -886,7 +886,7 @@ def spark_streaming(frame: pd.DataFrame) -> pd.DataFrame:
     out = []
     for _, r in rows.sort_values(cols).iterrows():
         entry = {c: r[c] for c in cols}
-        latencies = np.asarray(r["samples"], dtype=float)
+        latencies = [float(x) for x in r["samples"]]
         for name, q in (("p50", 0.5), ("p95", 0.95), ("p99", 0.99)):
             lo, hi = streaming.quantile_ci(latencies, q)
             entry.update(

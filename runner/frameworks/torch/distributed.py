@@ -210,12 +210,12 @@ class DataParallelTransformer(Program):
         if failure:
             raise RuntimeError(failure)
         self.steps += 1
-        self.control.set(f"step/{self.steps}", b"go")
+        self.control.set(f"step/{self.steps}", "go")
         self.replica.step()
 
     def close(self) -> None:
         if self.peers:
-            self.control.set(f"step/{self.steps + 1}", b"stop")
+            self.control.set(f"step/{self.steps + 1}", "stop")
             deadline = time.monotonic() + STOP_TIMEOUT_S
             for proc, log in self.peers:
                 try:
@@ -253,7 +253,7 @@ def peer_main() -> int:
         os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), world, is_master=False, timeout=STORE_TIMEOUT
     )
     control = dist.PrefixStore("benchsite", store)
-    control.set(f"ready/{rank}", b"1")
+    control.set(f"ready/{rank}", "1")
     replica = Replica(case, job["variant"], job["kind"], rank, world, store)
     step = 0
     try:
