@@ -11,5 +11,8 @@ __version__ = "0.5.0"
 # 3 (benchsite 0.4.0): seed 004's as-written PyTorch loop runs torchvision's transforms step for step (its checks,
 #   API-usage calls and Normalize as an nn.Module), not only the tensor operations they end in
 #   (torchvision took 122 to 135 us per image against 88 on one H100 machine). benchsite 0.5.0 adds the
-#   spark-streaming workload (new hashes; the others' are unchanged).
+#   spark-streaming workload (new hashes; the others' are unchanged). Within suite 3 (2026-11-23), seed 003's
+#   as-written step (transformer, transformer-ddp) frees its gradients with optimizer.zero_grad() as plain PyTorch
+#   does, not zero_grad(set_to_none=False): those loops' hashes changed (the old ones frozen in past_suites.json,
+#   their files shown apart on the site), the version and every other hash did not.
 SUITE_VERSION = 3

@@ -24,6 +24,7 @@ import pandas as pd
 from runner import streaming
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import Machine, ResultFile, Software, SyncSelfTest
+from runner.workloads import known
 from site_builder import uncertainty
 from site_builder.uncertainty import Interval
 
@@ -377,11 +378,15 @@ def primary_slice(frame: pd.DataFrame) -> tuple[int | None, str | None]:
 def split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(compared, apart): the primary suite version and profile, and everything else. A new suite changes
     loops (and every workload hash) and a profile changes sizes and budgets, so the two are never summarised
-    together; the rest is shown on its own page, labelled."""
+    together; the rest is shown on its own page, labelled. A measurement of the primary suite whose loop was
+    fixed within the version (its hash `known.superseded`) is apart too, marked `earlier_loop`: it would
+    otherwise stand beside the fixed loop's measurements under the same name."""
     suite, profile = primary_slice(frame)
     if suite is None:
         return frame, frame
-    mask = (frame["suite"] == suite) & (frame["profile"].astype(str) == profile)
+    earlier = frame["workload_hash"].isin(known.superseded(suite)).to_numpy()
+    frame = frame.assign(earlier_loop=earlier)
+    mask = (frame["suite"] == suite) & (frame["profile"].astype(str) == profile) & ~earlier
     return frame[mask].reset_index(drop=True), frame[~mask].reset_index(drop=True)
 
 

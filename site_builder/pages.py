@@ -402,7 +402,7 @@ def other_runs(site: Site) -> str:
     groups = []
     if not site.apart.empty:
         apart = aggregate.ok_rows(site.apart)
-        for (suite, profile), part in apart.groupby(["suite", "profile"], sort=True):
+        for (suite, profile, earlier), part in apart.groupby(["suite", "profile", "earlier_loop"], sort=True):
             keys = ["workload", "point", "variant", "framework", "device", "device_name"]
             part = part.assign(median_s_lo=part["ci_lo_s"], median_s_hi=part["ci_hi_s"])
             table = aggregate.summarise(part, keys, "median_s").sort_values(keys[:5])
@@ -410,6 +410,7 @@ def other_runs(site: Site) -> str:
                 {
                     "suite": int(suite),
                     "profile": profile,
+                    "earlier_loop": bool(earlier),
                     "machines": part["machine_id"].nunique(),
                     "rows": _records(table),
                 }

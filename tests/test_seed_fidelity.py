@@ -214,3 +214,19 @@ def test_no_current_hash_matches_an_older_suites_result():
         for m in result.measurements
     }
     assert old and not (old & current)
+
+
+@pytest.mark.parametrize("variant", ["as-written", "tuned"])
+def test_the_transformer_step_frees_its_gradients_as_plain_pytorch_does(variant):
+    """Seed 003 prints no loop, so as-written is the plain fine-tuning step: `optimizer.zero_grad()` with
+    PyTorch's default, which frees the gradients (sets them to None) rather than zeroing them in place, and no
+    autocast context around an fp32 step. The as-written loop records it, so the fix moved that loop's hash."""
+    pytest.importorskip("transformers")
+    spec = get("transformer")
+    case = next(c for c in spec.cases("tiny") if c.point["mode"] == "train")
+    program = tw.transformer(case, variant, CPU)
+    program.run_unit()
+    grads = [p.grad for p in program.model.parameters() if p.requires_grad]
+    assert grads and all(g is None for g in grads)
+    if variant == "as-written":
+        assert case.config["loops"][variant]["zero_grad"] == "set-to-none"

@@ -282,3 +282,30 @@ def test_interconnect_field_is_read_and_older_files_keep_their_note():
         "tuned": "GPU0-GPU1 NV12",
         "as-written": "GPU0-GPU1 NV18",
     }
+
+
+def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one():
+    """Suite 3's as-written transformer step zeroed its gradients in place until it was fixed to PyTorch's
+    default: files that timed the earlier loop stay valid, but the site does not compare them with the fixed
+    loop's, and says why."""
+    from runner import SUITE_VERSION
+    from runner.workloads import known
+
+    point = {"model": "bert-base", "mode": "train", "batch_size": 8}
+    earlier = [
+        digest
+        for digest in known.superseded(SUITE_VERSION)
+        if (known.table(SUITE_VERSION)[digest].workload, known.table(SUITE_VERSION)[digest].point)
+        == ("transformer", point)
+    ]
+    assert len(earlier) == 1, earlier
+    fixed = make_measurement(workload="transformer", point=point, variant="as-written", median_s=1.0)
+    assert fixed.workload_hash not in known.superseded(SUITE_VERSION)
+    before = fixed.model_copy(update={"workload_hash": earlier[0]})
+    gpu = [m.model_copy(update={"device": "cuda", "device_name": "H100"}) for m in (fixed, before)]
+    frame = measurements_frame([(Path("a.yaml"), make_result([fixed, before, *gpu]))])
+    compared, apart = aggregate.split(frame)
+    assert set(compared["workload_hash"]) == {fixed.workload_hash}
+    assert set(apart["workload_hash"]) == {earlier[0]} and apart["earlier_loop"].all()
+    assert not compared["earlier_loop"].any()
+    assert len(speedups(compared)) == 1  # the fixed loop's CPU and GPU, not a mix of the two loops

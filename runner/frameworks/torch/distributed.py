@@ -110,11 +110,14 @@ class Replica:
 
     def step(self) -> None:
         batch = self.resident or {k: v.to(self.device) for k, v in self.host_batch.items()}
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.autocast):
+        if self.autocast:
+            with torch.autocast(self.device.type, dtype=torch.bfloat16):
+                loss = self.ddp(**batch).loss
+        else:  # the plain step has no autocast context at all
             loss = self.ddp(**batch).loss
         loss.backward()
         self.optimizer.step()
-        self.optimizer.zero_grad(set_to_none=self.tuned)
+        self.optimizer.zero_grad()  # PyTorch's default: gradients freed (set to None), not zeroed
 
     def close(self) -> None:
         if dist.is_initialized():

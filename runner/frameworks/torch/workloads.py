@@ -659,18 +659,23 @@ class TransformerProgram(Program):
 
     def run_unit(self) -> None:
         batch = self._batch()
-        autocast_type = self.device.device.type
-        with torch.autocast(autocast_type, dtype=torch.bfloat16, enabled=self.autocast):
-            if self.train:
-                assert self.optimizer is not None
-                loss = self.forward(**batch).loss
-                loss.backward()
-                self.optimizer.step()
-                self.optimizer.zero_grad(set_to_none=self.tuned)
-            else:
-                context = torch.inference_mode() if self.tuned else torch.no_grad()
-                with context:
-                    self.forward(**{k: v for k, v in batch.items() if k != "labels"})
+        if self.autocast:
+            with torch.autocast(self.device.device.type, dtype=torch.bfloat16):
+                self._step(batch)
+        else:  # the plain step has no autocast context at all
+            self._step(batch)
+
+    def _step(self, batch: dict[str, torch.Tensor]) -> None:
+        if self.train:
+            assert self.optimizer is not None
+            loss = self.forward(**batch).loss
+            loss.backward()
+            self.optimizer.step()
+            self.optimizer.zero_grad()  # PyTorch's default: gradients freed (set to None), not zeroed
+        else:
+            context = torch.inference_mode() if self.tuned else torch.no_grad()
+            with context:
+                self.forward(**{k: v for k, v in batch.items() if k != "labels"})
 
 
 def transformer(case: Case, variant: str, device: TorchDevice) -> Program:
