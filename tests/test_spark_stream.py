@@ -42,6 +42,11 @@ def _query_process(folder: Path, log: Path) -> subprocess.Popen:
         return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
 
+def _starts(log: Path) -> int:
+    """How many query processes have printed their "started" line into the shared log."""
+    return sum(line.strip() == "started" for line in log.read_text(errors="replace").splitlines())
+
+
 def _expected(pool: np.ndarray) -> list[int]:
     import torch
 
@@ -65,16 +70,16 @@ def test_a_killed_query_restarts_from_its_checkpoint_and_loses_or_repeats_nothin
     dirs = StreamDirs(tmp_path / "stream")
     pool = synthetic_rows(MODELS["vit-tiny"], 6)
     producer = Producer(dirs, pool, interval_s=0.25)
-    files = 120  # 30 s of files, 6 rows each
+    stop = threading.Event()  # the producer writes 4 files a second, 6 rows each, until stopped
     log = tmp_path / "query.log"
     first = _query_process(dirs.root, log)
     try:
         deadline = time.time() + 240
-        while "started" not in log.read_text(errors="replace"):  # the query runs: produce from now on
+        while _starts(log) < 1:  # the query runs: produce from now on
             assert first.poll() is None, log.read_text()[-3000:]
             assert time.time() < deadline, "the query did not start: " + log.read_text()[-3000:]
             time.sleep(0.1)
-        thread = threading.Thread(target=producer.run, args=(files,))
+        thread = threading.Thread(target=producer.run, args=(4_000,), kwargs={"stop": stop})
         thread.start()
         # kill once a few micro-batches are committed and the producer is still going
         deadline = time.time() + 240
@@ -86,16 +91,26 @@ def test_a_killed_query_restarts_from_its_checkpoint_and_loses_or_repeats_nothin
         first.wait(timeout=60)
         at_kill = committed(dirs.output).batches
         produced_at_kill = len(producer.produced_at)
-        assert produced_at_kill < files, "the producer had finished before the kill: not mid-stream"
         second = _query_process(dirs.root, log)
         try:
-            thread.join(timeout=120)
+            # files keep arriving while no query runs and after the restart, then the producer stops
+            deadline = time.time() + 240
+            while _starts(log) < 2:
+                assert second.poll() is None, log.read_text()[-3000:]
+                assert time.time() < deadline, "the restarted query did not start: " + log.read_text()[-3000:]
+                time.sleep(0.1)
+            time.sleep(3)
+            stop.set()
+            thread.join(timeout=60)
+            files = len(producer.produced_at)
+            assert files > produced_at_kill + 8, "the producer stopped with the query: not mid-stream"
             _, complete = wait_for(dirs.output, producer.ids(files), 300)
             assert complete, log.read_text()[-3000:]
         finally:
             os.killpg(second.pid, signal.SIGKILL)
             second.wait(timeout=60)
     finally:
+        stop.set()
         if first.poll() is None:
             os.killpg(first.pid, signal.SIGKILL)
     state = committed(dirs.output)
