@@ -38,7 +38,8 @@ class StreamFigures:
     p99_s: float
     growth: float  # seconds of latency per second of stream (least-squares slope)
     producer_lag_s: float  # how late the latest file started, against the schedule
-    achieved_rows_per_s: float  # rows over the time from the first file's production to the last commit
+    achieved_rows_per_s: float  # rows over span_s
+    span_s: float  # from the first file's production to the last commit
     bounded: bool
 
 
@@ -127,5 +128,6 @@ def figures(
         growth=slope,
         producer_lag_s=lag,
         achieved_rows_per_s=rows_per_file * len(latencies_s) / span,
+        span_s=span,
         bounded=slope <= GROWTH_LIMIT and lag <= interval_s and uncommitted == 0,
     )

@@ -28,7 +28,6 @@ from typing import IO, Any
 from runner import privacy
 from runner.executor import EXIT_CASE_FAILED
 from runner.monitor import Monitor
-from runner.streaming import figures
 from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
 from runner.workloads import get as get_workload
 from runner.workloads.base import PointSkipped
@@ -125,53 +124,23 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         if hasattr(program, "stream"):  # a streaming point: latencies, not units timed by the engine
             with Monitor() as monitor:
                 record = program.stream(on_file=progress)
-            base.update(_stream_fields(record, case))
-            base.update(
-                peak_host_mib=monitor.usage.peak_host_mib,
-                peak_device_mib=device.peak_memory_mib(),
-                cpu_util=monitor.usage.cpu_util,
-                load_avg=monitor.usage.load_avg,
-                threads=_framework(job["framework"]).threads(),
-                notes=list(getattr(program, "notes", [])),
-            )
-            return base
-        with Monitor() as monitor:
-            timing = measure(
-                program.run_unit,
-                budget_s=job["budget_s"],
-                target_rel_ci=job.get("target_rel_ci", 0.02),
-                on_sample=progress,
-                **engine_options(program, device),
-            )
-        stats = summarize(timing.samples_s)
-        top_ops: list[dict[str, Any]] = []
-        if job.get("profile_ops") and case.unit == "step":
-            try:  # the profiler needs CUPTI/roctracer; its failure must not cost the measurement
-                top_ops = program.top_ops()
-            except Exception as exc:
-                reason = privacy.scrub(f"{type(exc).__name__}: {exc}")
-                timing.warnings.append(f"profiler failed, no top operators: {reason}"[:4000])
-        flops = base["flops_per_unit"]
+            base.update(_stream_fields(record))
+        else:
+            with Monitor() as monitor:
+                timing = measure(
+                    program.run_unit,
+                    budget_s=job["budget_s"],
+                    target_rel_ci=job.get("target_rel_ci", 0.02),
+                    on_sample=progress,
+                    **engine_options(program, device),
+                )
+            base.update(_timed_fields(timing, program, job, case, base["flops_per_unit"]))
         base.update(
-            status="ok",
-            warmup_s=timing.warmup_s,
-            samples_s=timing.samples_s,
-            units_per_sample=timing.units_per_sample,
-            timer=timing.timer,
-            median_s=stats.median_s,
-            iqr_s=stats.iqr_s,
-            ci95_s=list(stats.ci95_s) if stats.ci95_s else None,
-            rel_ci_halfwidth=stats.rel_ci_halfwidth,
-            stable=timing.stable,
-            warnings=timing.warnings,
-            samples_per_s=case.samples_per_unit / stats.median_s,
-            achieved_tflops=flops / stats.median_s / 1e12 if flops else None,
             peak_host_mib=monitor.usage.peak_host_mib,
             peak_device_mib=device.peak_memory_mib(),
             cpu_util=monitor.usage.cpu_util,
             load_avg=monitor.usage.load_avg,
             threads=_framework(job["framework"]).threads(),
-            top_ops=top_ops,
             notes=list(getattr(program, "notes", [])),
             interconnect=getattr(program, "interconnect", None),
         )
@@ -184,13 +153,42 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     return base
 
 
-def _stream_fields(record: dict[str, Any], case: Any) -> dict[str, Any]:
+def _timed_fields(timing: Any, program: Any, job: dict[str, Any], case: Any, flops: float | None) -> dict[str, Any]:
+    """A timed point's measurement fields: the engine's samples, their statistics and rates, and (for steps,
+    where asked) the top operators from a profiled step after the timing."""
+    stats = summarize(timing.samples_s)
+    top_ops: list[dict[str, Any]] = []
+    if job.get("profile_ops") and case.unit == "step":
+        try:  # the profiler needs CUPTI/roctracer; its failure must not cost the measurement
+            top_ops = program.top_ops()
+        except Exception as exc:
+            reason = privacy.scrub(f"{type(exc).__name__}: {exc}")
+            timing.warnings.append(f"profiler failed, no top operators: {reason}"[:4000])
+    return {
+        "status": "ok",
+        "warmup_s": timing.warmup_s,
+        "samples_s": timing.samples_s,
+        "units_per_sample": timing.units_per_sample,
+        "timer": timing.timer,
+        "median_s": stats.median_s,
+        "iqr_s": stats.iqr_s,
+        "ci95_s": list(stats.ci95_s) if stats.ci95_s else None,
+        "rel_ci_halfwidth": stats.rel_ci_halfwidth,
+        "stable": timing.stable,
+        "warnings": timing.warnings,
+        "samples_per_s": case.samples_per_unit / stats.median_s,
+        "achieved_tflops": flops / stats.median_s / 1e12 if flops else None,
+        "top_ops": top_ops,
+    }
+
+
+def _stream_fields(record: dict[str, Any]) -> dict[str, Any]:
     """A streaming point's measurement fields: each file's end-to-end latency as a sample (production order),
-    their median and its interval, the rows per second achieved, and the raw record (runner.streaming)."""
+    their median and its interval, the rows per second achieved, and the raw record, with the figures the
+    program derived from it (runner.streaming.figures)."""
     latencies = record["latencies_s"]
     stats = summarize(latencies)
     stream = record["stream"]
-    found = figures(stream["produced_s"], latencies, stream["interval_s"], case.samples_per_unit, stream["uncommitted"])
     return {
         "status": "ok",
         "samples_s": latencies,
@@ -199,7 +197,7 @@ def _stream_fields(record: dict[str, Any], case: Any) -> dict[str, Any]:
         "ci95_s": list(stats.ci95_s) if stats.ci95_s else None,
         "rel_ci_halfwidth": stats.rel_ci_halfwidth,
         "stable": None,
-        "samples_per_s": found.achieved_rows_per_s,
+        "samples_per_s": record["figures"].achieved_rows_per_s,
         "stream": stream,
         "warnings": [] if stream["bounded"] else [f"not sustained at {stream['offered_rows_per_s']:g} rows/s"],
     }

@@ -363,7 +363,7 @@ class SparkStreaming:
             f"cores per executor {self.cores}; file source, {cfg['rows_per_file']} rows per file every "
             f"{cfg['interval_s']:g} s; parquet sink with checkpoint; batch {cfg['batch']} rows per predict call",
         )
-        return {"latencies_s": latencies, "stream": record}
+        return {"latencies_s": latencies, "stream": record, "figures": found}
 
     def close(self) -> None:
         try:
