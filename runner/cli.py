@@ -85,7 +85,8 @@ def run(
         typer.Option(
             "--time-budget",
             help="Seconds of steady-state timing per measurement (default by profile: tiny 0.5, "
-            "quick 1, standard 6). Measurements stop earlier once their 95% CI is within 2%.",
+            "quick 1, standard 2). Measurements stop earlier once their 95% CI is within 2%; a point of a "
+            "batch sweep whose step would outlast the budget is skipped.",
             min=0.01,
         ),
     ] = None,

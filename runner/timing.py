@@ -127,6 +127,7 @@ def measure(
     min_sample_s: float = MIN_SAMPLE_S,
     round_s: float = ROUND_S,
     warmup_units: int = 1,
+    warmup: Callable[[], object] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     on_sample: Callable[[int, float], object] | None = None,
 ) -> Timing:
@@ -136,13 +137,14 @@ def measure(
     even when a single unit outlasts the budget; a measurement that ends unconverged gets a warning.
     `on_sample(samples, elapsed)` is called after each host synchronisation. `warmup_units` > 1 runs more
     units untimed after the first (compiled programs record their CUDA graphs in the first few calls).
+    `warmup`, where given, runs instead of the first unit: a shorter pass through the same code (an epoch loop's
+    first batches and its last, partial one) that compiles, autotunes and allocates what a unit needs.
     """
     sync()
     start = clock()
-    run_unit()
+    (warmup or run_unit)()
     sync()
-    warmup = clock() - start
-    timing = Timing(warmup_s=warmup)
+    timing = Timing(warmup_s=clock() - start)
     if warmup_units > 1:
         for _ in range(warmup_units - 1):
             run_unit()

@@ -73,6 +73,7 @@ def engine_options(program: Any, device: Any) -> dict[str, Any]:
         "sync": own_sync or device.sync,
         "timer": timer,
         "warmup_units": getattr(program, "warmup_units", 1),
+        "warmup": getattr(program, "warmup", None),
         "min_sample_s": MIN_SAMPLE_S if device.kind == "cpu" or timer is not None else ACCEL_MIN_SAMPLE_S,
     }
 
@@ -203,6 +204,38 @@ def _stream_fields(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+class SweepCeiling:
+    """Skips the points of an upward sweep (Workload.swept) that would outlast the time budget: a point whose unit,
+    scaled from the last point measured with the same other fields in proportion to the swept value, would take
+    longer than the budget. Such a point gives one sample and no interval, and takes two units or more (warm-up
+    and sample): on a CPU, BERT-base training at batch 128 is about 20 s per step. A larger --time-budget
+    measures it."""
+
+    def __init__(self, field: str | None, budget_s: float):
+        self.field, self.budget_s = field, budget_s
+        self.last: dict[str, tuple[float, float]] = {}  # the other fields -> (swept value, seconds per unit)
+
+    def _key(self, case: Any) -> str:
+        return json.dumps({k: v for k, v in case.point.items() if k != self.field}, sort_keys=True)
+
+    def skip_reason(self, case: Any) -> str | None:
+        if self.field is None or self.field not in case.point or self._key(case) not in self.last:
+            return None
+        value, seconds = self.last[self._key(case)]
+        predicted = seconds * case.point[self.field] / value
+        if predicted <= self.budget_s:
+            return None
+        return (
+            f"a unit at {self.field} {case.point[self.field]} would take about {predicted:.3g} s ({seconds:.3g} s "
+            f"measured at {value:g}, scaled by {self.field}), more than the {self.budget_s:g} s time budget: "
+            "raise --time-budget to measure it"
+        )
+
+    def measured(self, case: Any, measurement: dict[str, Any]) -> None:
+        if self.field is not None and self.field in case.point and measurement.get("median_s"):
+            self.last[self._key(case)] = (case.point[self.field], measurement["median_s"])
+
+
 def run_equivalence(job: dict[str, Any], out: IO[str]) -> int:
     """Compute each item's equivalence data and save it as `<dir>/<workload>-<index>-<framework>.npz`."""
     import numpy as np
@@ -252,9 +285,15 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         return 0
     if kind != "measure":
         raise ValueError(f"unknown job kind {kind!r}")
-    cases = get_workload(job["workload"]).cases(job["profile"])
+    workload = get_workload(job["workload"])
+    cases = workload.cases(job["profile"])
+    ceiling = SweepCeiling(workload.swept, job["budget_s"])
     for index in job["case_indices"]:
         _emit(out, {"event": "start", "index": index})
+        reason = ceiling.skip_reason(cases[index])
+        if reason is not None:
+            _emit(out, {"event": "result", "index": index, "status": "skipped", "skip_reason": reason})
+            continue
         try:
             result = measure_case(job, cases[index], device, out, index)
         except PointSkipped as skipped:
@@ -263,6 +302,7 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         except Exception as exc:
             _emit(out, {"event": "result", "index": index, "status": "failed", "error": error_info(exc)})
             return EXIT_CASE_FAILED
+        ceiling.measured(cases[index], result)
         _emit(out, {"event": "result", "index": index, "status": "ok", "measurement": result})
     return 0
 

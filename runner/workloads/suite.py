@@ -794,6 +794,7 @@ WORKLOADS = [
             for framework in ("tensorflow", "jax")
         },
         deviations=_deviations("transformer", "step"),
+        swept="batch_size",
     ),
     Workload(
         "spark-inference",

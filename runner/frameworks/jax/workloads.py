@@ -20,7 +20,7 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -32,7 +32,7 @@ from jax import lax
 
 from runner.frameworks.jax import JaxDevice
 from runner.workloads import data as synthetic
-from runner.workloads.base import Case
+from runner.workloads.base import Case, warmup_batches
 from runner.workloads.suite import FLUX_EPS
 
 Params = list[jax.Array]
@@ -168,6 +168,7 @@ class Program:
         self.opt_state = jax.device_put(opt.init(self.weights), device.device)
         self.x, self.y = jax.device_put(x, device.device), jax.device_put(y, device.device)
         self.n, self.batch, self.shuffle, self.lr_schedule = x.shape[0], batch, shuffle, lr_schedule
+        self.n_batches = math.ceil(self.n / batch)
         self.step = _train_step(apply, loss, opt)
         self.epoch = 0
 
@@ -218,9 +219,18 @@ class JittedStep(Program):
         return self.x[start : start + self.batch], self.y[start : start + self.batch]
 
     def run_unit(self) -> None:
+        self.train(range(self.n_batches))
+
+    def warmup(self) -> None:
+        """The engine's warm-up: the same loop over its first batches and its last (runner.workloads.base.
+        warmup_batches), which compiles the step for the full batch and for the epoch's partial last one."""
+        self.train(warmup_batches(self.n_batches))
+
+    def train(self, batches: Sequence[int]) -> None:
         self.set_learning_rate()
         order = self.host_rng.permutation(self.n) if self.shuffle else None
-        for i, start in enumerate(range(0, self.n, self.batch)):
+        for i in batches:
+            start = i * self.batch
             xb, yb = self._batch(i, start, order)
             self.key, sub = jax.random.split(self.key)
             self.weights, self.opt_state, loss, out = self.jitted(self.weights, self.opt_state, xb, yb, sub)
@@ -275,6 +285,14 @@ class FusedEpoch(Program):
         return params, opt_state, loss
 
     def run_unit(self) -> None:
+        self.train(range(self.n_batches))
+
+    def warmup(self) -> None:
+        """A compiled epoch warms up whole (compiling it is the warm-up); compiled steps over the first batches and
+        the last (runner.workloads.base.warmup_batches)."""
+        self.train(range(self.n_batches) if self.fused else warmup_batches(self.n_batches))
+
+    def train(self, batches: Sequence[int]) -> None:
         self.set_learning_rate()
         self.key, sub = jax.random.split(self.key)
         if self.fused:
@@ -284,8 +302,9 @@ class FusedEpoch(Program):
         else:
             order_key, sub = jax.random.split(sub)
             order = self.order_fn(order_key)
-            keys = jax.random.split(sub, len(range(0, self.n, self.batch)))
-            for i, start in enumerate(range(0, self.n, self.batch)):
+            keys = jax.random.split(sub, self.n_batches)
+            for i in batches:
+                start = i * self.batch
                 idx = order[start : start + self.batch]
                 self.weights, self.opt_state, self.last_loss = self.step_fn(
                     self.weights, self.opt_state, self.x, self.y, idx, keys[i]

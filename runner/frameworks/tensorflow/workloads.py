@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from runner.frameworks.tensorflow import TFDevice, read_back
 from runner.workloads import data as synthetic
-from runner.workloads.base import Case
+from runner.workloads.base import Case, warmup_batches, warmup_rows
 from runner.workloads.suite import FLUX_EPS
 
 LossFn = Callable[[Any, Any], Any]
@@ -162,10 +162,18 @@ class KerasFit(Loop):
         self.callbacks = [keras.callbacks.LearningRateScheduler(schedule)] if schedule else []
 
     def run_unit(self) -> None:
+        self.train(self.x, self.y)
+
+    def warmup(self) -> None:
+        """The engine's warm-up: `fit` over a short epoch (runner.workloads.base.warmup_rows)."""
+        rows = warmup_rows(len(self.x), self.batch)
+        self.train(self.x[:rows], self.y[:rows])
+
+    def train(self, x: np.ndarray, y: np.ndarray) -> None:
         with tf.device(self.device.logical):
             self.history = self.model.fit(
-                self.x,
-                self.y,
+                x,
+                y,
                 batch_size=self.batch,
                 epochs=self.epoch + 1,
                 initial_epoch=self.epoch,
@@ -202,11 +210,19 @@ class XlaResident(Loop):
         return loss
 
     def run_unit(self) -> None:
+        self.train(self.starts)
+
+    def warmup(self) -> None:
+        """The engine's warm-up: the step over the first batches and the last (runner.workloads.base.warmup_batches),
+        each shape traced and compiled."""
+        self.train([self.starts[i] for i in warmup_batches(len(self.starts))])
+
+    def train(self, starts: list[int]) -> None:
         with tf.device(self.device.logical):
             if self.lr_schedule is not None:
                 self.optimizer.learning_rate.assign(self.lr_schedule(self.epoch))
             order = tf.random.shuffle(self.order) if self.shuffle else self.order
-            for start in self.starts:
+            for start in starts:
                 self.last_loss = self.step(self.x, self.y, order[start : start + self.batch])
         self.epoch += 1
 

@@ -9,19 +9,20 @@ those are part of what the seed measured.
 from __future__ import annotations
 
 import itertools
+import math
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset
 
 from runner.frameworks.torch import TorchDevice
 from runner.frameworks.torch.vision import mnist_transform
 from runner.workloads import data as synthetic
-from runner.workloads.base import Case
+from runner.workloads.base import Case, warmup_batches, warmup_rows
 
 TOP_OPS = 10
 
@@ -258,9 +259,9 @@ class ResidentShuffled(Program):
     def _reshuffle(self) -> None:
         self.perm.copy_(torch.randperm(self.perm.shape[0], device=self.device.device))
 
-    def _body(self) -> None:
+    def _body(self, batches: Iterable[int] | None = None) -> None:
         n = self.x.shape[0]
-        for start in range(0, n, self.batch):
+        for start in range(0, n, self.batch) if batches is None else (i * self.batch for i in batches):
             if self.shuffle:
                 idx = self.perm[start : start + self.batch]
                 xb, yb = self.x.index_select(0, idx), self.y.index_select(0, idx)
@@ -271,6 +272,14 @@ class ResidentShuffled(Program):
 
     def run_unit(self) -> None:
         self.epoch()
+
+    def warmup(self) -> None:
+        """A replayed epoch warms up by capturing the whole of it; an eager one on its first batches and its last
+        (the engine's warm-up, runner.workloads.base.warmup_batches)."""
+        if self.device.graphs:
+            self.epoch()
+        else:
+            self._body(warmup_batches(math.ceil(self.x.shape[0] / self.batch)))
 
     def close(self) -> None:
         self.epoch.graph = None
@@ -426,7 +435,13 @@ class CifarAsWritten(Program):
         self.eps = case.loop("as-written")["eps"]
 
     def run_unit(self) -> None:
-        for x, y in self.batches:
+        self.train(self.batches)
+
+    def warmup(self) -> None:
+        self.train([self.batches[i] for i in warmup_batches(len(self.batches))])
+
+    def train(self, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        for x, y in batches:
             loss = flux_crossentropy(self.model(x), y, self.eps)
             self.optimizer.zero_grad()
             loss.backward()
@@ -526,7 +541,10 @@ class MnistAsWritten(Program):
         images, targets = mnist_images(cfg["n"])
         use_cuda = device.kind in ("cuda", "rocm")  # torch.cuda.is_available() is true for both
         kwargs: dict[str, Any] = {"batch_size": cfg["batch"], **loop["loader"]["cuda" if use_cuda else "other"]}
-        self.loader = DataLoader(SyntheticMnist(images, targets, mnist_transform(*cfg["normalize"])), **kwargs)
+        dataset = SyntheticMnist(images, targets, mnist_transform(*cfg["normalize"]))
+        self.loader = DataLoader(dataset, **kwargs)
+        # The engine's warm-up: the same loader settings over a short epoch (runner.workloads.base.warmup_rows).
+        self.warmup_loader = DataLoader(Subset(dataset, range(warmup_rows(cfg["n"], cfg["batch"]))), **kwargs)
         self.log = sys.stdout  # the measuring child sends stdout to its log file
         self.optimizer = torch.optim.Adadelta(self.model.parameters(), lr=cfg["lr"])
         self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=cfg["lr_gamma"])
@@ -534,9 +552,15 @@ class MnistAsWritten(Program):
         self.epoch = 1
 
     def run_unit(self) -> None:
+        self.train(self.loader)
+
+    def warmup(self) -> None:
+        self.train(self.warmup_loader)
+
+    def train(self, train_loader: DataLoader[tuple[torch.Tensor, int]]) -> None:
         dev = self.device.device
         self.model.train()
-        for batch_idx, (data, target) in enumerate(self.loader):
+        for batch_idx, (data, target) in enumerate(train_loader):
             data, target = data.to(dev), target.to(dev)
             self.optimizer.zero_grad()
             output = self.model(data)
@@ -548,8 +572,8 @@ class MnistAsWritten(Program):
                     "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(  # noqa: UP032 - the example's own call
                         self.epoch,
                         batch_idx * len(data),
-                        len(self.loader.dataset),  # type: ignore[arg-type]
-                        100.0 * batch_idx / len(self.loader),
+                        len(train_loader.dataset),  # type: ignore[arg-type]
+                        100.0 * batch_idx / len(train_loader),
                         loss.item(),
                     ),
                     file=self.log,

@@ -1,0 +1,148 @@
+"""What the engine runs before the clock and what it leaves out: an epoch loop warms up on a short epoch (its first
+batches and its last, partial one) that still compiles every shape a timed epoch meets, and a batch sweep skips
+the points that would outlast the time budget."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pytest
+
+from runner.timing import measure
+from runner.worker import SweepCeiling, import_builder
+from runner.workloads import get
+from runner.workloads.base import warmup_batches, warmup_rows
+
+
+def test_warmup_batches_are_the_first_two_and_the_last():
+    assert warmup_batches(938) == [0, 1, 937]  # 60,000 MNIST images in batches of 64: the last holds 32
+    assert warmup_batches(3) == [0, 1, 2]
+    assert warmup_batches(2) == [0, 1]
+    assert warmup_batches(1) == [0]
+    assert warmup_rows(60_000, 64) == 2 * 64 + 32
+    assert warmup_rows(640, 64) == 3 * 64  # no partial batch: the last is a full one
+    assert warmup_rows(150, 64) == 150  # three batches or fewer: the whole epoch
+
+
+def test_the_engine_runs_the_shorter_warmup_in_place_of_the_first_unit():
+    now = [0.0]
+    calls: list[str] = []
+
+    def unit() -> None:
+        calls.append("unit")
+        now[0] += 1.0
+
+    def warm() -> None:
+        calls.append("warmup")
+        now[0] += 0.25
+
+    timing = measure(unit, lambda: None, budget_s=0.5, warmup=warm, clock=lambda: now[0], min_samples=1)
+    assert calls[0] == "warmup" and "warmup" not in calls[1:]
+    assert timing.warmup_s == 0.25 and timing.samples_s == [1.0]
+
+
+def _with_tail(workload: str, n: int):
+    """The quick case of a workload with n examples, so that its epoch ends in a partial batch."""
+    case = get(workload).cases("quick")[0]
+    return dataclasses.replace(case, config={**case.config, "n": n})
+
+
+@pytest.mark.parametrize("variant", ["as-written", "tuned"])
+@pytest.mark.parametrize("workload", ["mnist-cnn", "cifar-lenet"])
+def test_torch_epoch_warmup_runs_the_first_batches_and_the_last_through_the_same_loop(workload, variant):
+    from runner.frameworks.torch import make_device
+
+    cpu = make_device("cpu", "test CPU")
+    case = _with_tail(workload, 5 * 64 + 10 if workload == "mnist-cnn" else 3 * 1000 + 10)
+    batch = case.config["batch"]
+    program = import_builder(get(workload).implementations["torch"])(case, variant, cpu)
+    sizes: list[int] = []
+    program.model.register_forward_pre_hook(lambda module, args: sizes.append(args[0].shape[0]))
+    program.warmup()
+    assert sizes == [batch, batch, 10]
+    sizes.clear()
+    program.run_unit()
+    assert len(sizes) == 6 if workload == "mnist-cnn" else len(sizes) == 4
+    assert sizes[-1] == 10 and set(sizes[:-1]) == {batch}
+    program.close()
+
+
+# JAX and TensorFlow run in a child process, as in a run: imported here they would warn at every later fork.
+JAX_CHECK = """
+import dataclasses, sys
+from runner.frameworks.jax import make_device
+from runner.worker import import_builder
+from runner.workloads import get
+
+case = get("mnist-cnn").cases("quick")[0]
+case = dataclasses.replace(case, config={**case.config, "n": 3 * 64 + 10})
+program = import_builder(get("mnist-cnn").implementations["jax"])(case, sys.argv[1], make_device("cpu", "test CPU"))
+step = program.jitted if sys.argv[1] == "as-written" else program.step_fn  # the CPU's tuned convnet: a step a batch
+program.warmup()
+program.sync()
+warm = step._cache_size()
+program.run_unit()
+program.sync()
+print(warm, step._cache_size())
+"""
+
+TF_CHECK = """
+import dataclasses
+import subprocess
+import sys
+from runner.frameworks.tensorflow import make_device
+from runner.worker import import_builder
+from runner.workloads import get
+
+case = get("tabular-mlp").cases("quick")[0]
+case = dataclasses.replace(case, config={**case.config, "n": 4 * case.config["batch"] + 5})
+program = import_builder(get("tabular-mlp").implementations["tensorflow"])(case, "tuned", make_device("cpu", "test"))
+program.warmup()
+warm = program.step.experimental_get_tracing_count()
+program.run_unit()
+print(warm, program.step.experimental_get_tracing_count())
+"""
+
+
+def _child(code: str, *args: str) -> list[int]:
+    done = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return [int(v) for v in done.stdout.split()[-2:]]
+
+
+@pytest.mark.parametrize("variant", ["as-written", "tuned"])
+def test_jax_epoch_warmup_compiles_every_shape_a_timed_epoch_meets(variant):
+    pytest.importorskip("jax")
+    warm, after = _child(JAX_CHECK, variant)
+    assert warm >= 2  # at least the full batch and the partial last one
+    assert after == warm  # nothing compiled inside a timed epoch
+
+
+def test_tensorflow_epoch_warmup_traces_every_shape_a_timed_epoch_meets():
+    pytest.importorskip("tensorflow")
+    warm, after = _child(TF_CHECK)
+    assert warm >= 1 and after == warm
+
+
+def test_a_sweep_skips_the_points_that_would_outlast_the_budget():
+    cases = {(c.point["model"], c.point["mode"], c.point["batch_size"]): c for c in get("transformer").cases("standard")}
+    ceiling = SweepCeiling(get("transformer").swept, budget_s=2.0)
+    assert ceiling.skip_reason(cases["bert-base", "train", 8]) is None  # the first point of a sweep is measured
+    ceiling.measured(cases["bert-base", "train", 8], {"median_s": 1.42})
+    reason = ceiling.skip_reason(cases["bert-base", "train", 32])
+    assert reason is not None and "batch_size 32" in reason and "5.68 s" in reason and "--time-budget" in reason
+    assert ceiling.skip_reason(cases["bert-base", "infer", 64]) is None  # another sweep: nothing measured yet
+    ceiling.measured(cases["bert-base", "infer", 8], {"median_s": 0.2})
+    assert ceiling.skip_reason(cases["bert-base", "infer", 64]) is None  # 1.6 s: inside the budget
+    ceiling.measured(cases["bert-base", "infer", 64], {"median_s": 1.5})
+    assert ceiling.skip_reason(cases["bert-base", "infer", 256]) is not None  # 6 s, scaled from the last measured
+    # A larger budget measures them; a workload with no sweep never skips.
+    roomy = SweepCeiling("batch_size", budget_s=6.0)
+    roomy.measured(cases["bert-base", "train", 8], {"median_s": 1.42})
+    assert roomy.skip_reason(cases["bert-base", "train", 32]) is None
+    flat = SweepCeiling(get("mnist-cnn").swept, budget_s=0.001)
+    case = get("mnist-cnn").cases("standard")[0]
+    flat.measured(case, {"median_s": 30.0})
+    assert flat.skip_reason(case) is None
