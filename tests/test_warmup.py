@@ -127,7 +127,9 @@ def test_tensorflow_epoch_warmup_traces_every_shape_a_timed_epoch_meets():
 
 
 def test_a_sweep_skips_the_points_that_would_outlast_the_budget():
-    cases = {(c.point["model"], c.point["mode"], c.point["batch_size"]): c for c in get("transformer").cases("standard")}
+    cases = {
+        (c.point["model"], c.point["mode"], c.point["batch_size"]): c for c in get("transformer").cases("standard")
+    }
     ceiling = SweepCeiling(get("transformer").swept, budget_s=2.0)
     assert ceiling.skip_reason(cases["bert-base", "train", 8]) is None  # the first point of a sweep is measured
     ceiling.measured(cases["bert-base", "train", 8], {"median_s": 1.42})
