@@ -30,7 +30,7 @@ from runner.executor import EXIT_CASE_FAILED
 from runner.monitor import Monitor
 from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
 from runner.workloads import get as get_workload
-from runner.workloads.base import PointSkipped
+from runner.workloads.base import PointSkipped, Sweep
 
 PROGRESS_EVERY_S = 0.5
 OOM_MARKERS = ("out of memory", "OutOfMemoryError", "CUBLAS_STATUS_ALLOC_FAILED", "can't allocate memory")
@@ -205,35 +205,41 @@ def _stream_fields(record: dict[str, Any]) -> dict[str, Any]:
 
 
 class SweepCeiling:
-    """Skips the points of an upward sweep (Workload.swept) that would outlast the time budget: a point whose unit,
-    scaled from the last point measured with the same other fields in proportion to the swept value, would take
-    longer than the budget. Such a point gives one sample and no interval, and takes two units or more (warm-up
-    and sample): on a CPU, BERT-base training at batch 128 is about 20 s per step. A larger --time-budget
-    measures it."""
+    """Skips the points of an upward sweep (Workload.swept, a runner.workloads.base.Sweep) that would outlast the
+    time budget, predicted from the last point measured with the same other fields. On a 16-core CPU that is
+    BERT-base training past batch 8 (1.4 s a step there) and data-parallel training past one process (8 s a step):
+    each would give one sample and no interval at two units' cost or more. A larger --time-budget measures them."""
 
-    def __init__(self, field: str | None, budget_s: float):
-        self.field, self.budget_s = field, budget_s
+    def __init__(self, sweep: Sweep | None, budget_s: float):
+        self.sweep, self.budget_s = sweep, budget_s
         self.last: dict[str, tuple[float, float]] = {}  # the other fields -> (swept value, seconds per unit)
 
-    def _key(self, case: Any) -> str:
-        return json.dumps({k: v for k, v in case.point.items() if k != self.field}, sort_keys=True)
+    def _key(self, case: Any) -> str | None:
+        if self.sweep is None or self.sweep.field not in case.point:
+            return None
+        return json.dumps({k: v for k, v in case.point.items() if k != self.sweep.field}, sort_keys=True)
 
     def skip_reason(self, case: Any) -> str | None:
-        if self.field is None or self.field not in case.point or self._key(case) not in self.last:
+        key = self._key(case)
+        if key is None or key not in self.last:
             return None
-        value, seconds = self.last[self._key(case)]
-        predicted = seconds * case.point[self.field] / value
+        assert self.sweep is not None
+        field, value = self.sweep.field, case.point[self.sweep.field]
+        last, seconds = self.last[key]
+        predicted = seconds * (value / last) ** self.sweep.exponent
         if predicted <= self.budget_s:
             return None
+        how = f"scaled by {field}" if self.sweep.exponent == 1 else "the same work per process, at least as long"
         return (
-            f"a unit at {self.field} {case.point[self.field]} would take about {predicted:.3g} s ({seconds:.3g} s "
-            f"measured at {value:g}, scaled by {self.field}), more than the {self.budget_s:g} s time budget: "
-            "raise --time-budget to measure it"
+            f"a unit at {field} {value} would take about {predicted:.3g} s ({seconds:.3g} s measured at {last:g}, "
+            f"{how}), more than the {self.budget_s:g} s time budget: raise --time-budget to measure it"
         )
 
     def measured(self, case: Any, measurement: dict[str, Any]) -> None:
-        if self.field is not None and self.field in case.point and measurement.get("median_s"):
-            self.last[self._key(case)] = (case.point[self.field], measurement["median_s"])
+        key = self._key(case)
+        if key is not None and measurement.get("median_s"):
+            assert self.sweep is not None
+            self.last[key] = (case.point[self.sweep.field], measurement["median_s"])
 
 
 def run_equivalence(job: dict[str, Any], out: IO[str]) -> int:

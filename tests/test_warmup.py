@@ -141,10 +141,23 @@ def test_a_sweep_skips_the_points_that_would_outlast_the_budget():
     ceiling.measured(cases["bert-base", "infer", 64], {"median_s": 1.5})
     assert ceiling.skip_reason(cases["bert-base", "infer", 256]) is not None  # 6 s, scaled from the last measured
     # A larger budget measures them; a workload with no sweep never skips.
-    roomy = SweepCeiling("batch_size", budget_s=6.0)
+    roomy = SweepCeiling(get("transformer").swept, budget_s=6.0)
     roomy.measured(cases["bert-base", "train", 8], {"median_s": 1.42})
     assert roomy.skip_reason(cases["bert-base", "train", 32]) is None
     flat = SweepCeiling(get("mnist-cnn").swept, budget_s=0.001)
     case = get("mnist-cnn").cases("standard")[0]
     flat.measured(case, {"median_s": 30.0})
     assert flat.skip_reason(case) is None
+
+
+def test_a_data_parallel_sweep_skips_the_process_counts_after_one_past_the_budget():
+    """Each process keeps its batch: a step with two processes takes at least as long as with one."""
+    cases = {c.point["world_size"]: c for c in get("transformer-ddp").cases("standard")}
+    ceiling = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0)
+    assert ceiling.skip_reason(cases[1]) is None
+    ceiling.measured(cases[1], {"median_s": 7.9})
+    reason = ceiling.skip_reason(cases[2])
+    assert reason is not None and "world_size 2" in reason and "7.9 s" in reason and "at least as long" in reason
+    fast = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0)
+    fast.measured(cases[1], {"median_s": 0.11})  # a GPU's step: every process count is measured
+    assert all(fast.skip_reason(cases[w]) is None for w in (2, 4, 8))

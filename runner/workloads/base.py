@@ -72,6 +72,18 @@ class PointSkipped(Exception):
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """A point field whose values a workload's cases sweep upward, in order. A point whose unit, predicted from the
+    last point measured with the same other fields as seconds x (value / last value) ** exponent, would outlast the
+    time budget is recorded as skipped: one unit past the budget gives one sample and no interval, and costs two
+    units or more (warm-up and sample). exponent 1: work in proportion to the value (a batch size); 0: the same
+    work per process (data parallel, each process keeping its batch), so a step takes at least as long."""
+
+    field: str
+    exponent: float = 1.0
+
+
+@dataclass(frozen=True)
 class Deviation:
     """Where a loop cannot follow its seed line by line, and why (listed on the suite reference page)."""
 
@@ -99,10 +111,9 @@ class Workload:
     variants: tuple[str, ...] = VARIANTS
     # Where the as-written loops depart from the seed's code, per framework.
     deviations: tuple[Deviation, ...] = ()
-    # A point field whose values the cases sweep upward in order (batch_size): a point whose unit, scaled from the
-    # last one measured in proportion to that field, would outlast the time budget is recorded as skipped
-    # (runner.worker.SweepCeiling), since one unit past the budget gives one sample and no interval.
-    swept: str | None = None
+    # The point field the cases sweep upward, and how a unit grows along it (runner.worker.SweepCeiling skips the
+    # points that would outlast the time budget).
+    swept: Sweep | None = None
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------

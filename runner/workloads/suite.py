@@ -13,6 +13,7 @@ from typing import Any
 from runner.workloads.base import (
     Case,
     Deviation,
+    Sweep,
     Workload,
     conv_flops,
     linear_flops,
@@ -794,7 +795,7 @@ WORKLOADS = [
             for framework in ("tensorflow", "jax")
         },
         deviations=_deviations("transformer", "step"),
-        swept="batch_size",
+        swept=Sweep("batch_size"),
     ),
     Workload(
         "spark-inference",
@@ -843,5 +844,6 @@ WORKLOADS = [
             for framework in ("tensorflow", "jax")
         },
         deviations=_deviations("transformer-ddp", "step"),
+        swept=Sweep("world_size", exponent=0.0),
     ),
 ]
