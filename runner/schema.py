@@ -293,7 +293,11 @@ class Measurement(Strict):
         "sample; 'device-events', timestamps in the device's queue (CUDA/HIP events) with one host sync per round "
         "of samples. Schema 3 and later.",
     )
-    warmup_s: PositiveSeconds | None = Field(None, description="The first unit, timed on its own.")
+    warmup_s: PositiveSeconds | None = Field(
+        None,
+        description="The warm-up, timed on its own: the first unit, or for a tuned epoch loop a short epoch (its "
+        "first batches and its last one).",
+    )
     samples_s: list[PositiveSeconds] = Field(default_factory=list, description="Raw seconds per unit.")
     median_s: PositiveSeconds | None = None
     iqr_s: NonNegative | None = None

@@ -1,6 +1,6 @@
-"""What the engine runs before the clock and what it leaves out: an epoch loop warms up on a short epoch (its first
-batches and its last, partial one) that still compiles every shape a timed epoch meets, and a batch sweep skips
-the points that would outlast the time budget."""
+"""What the engine runs before the clock and what it leaves out: a tuned epoch loop warms up on a short epoch (its
+first batches and its last, partial one) that still compiles every shape a timed epoch meets, an as-written loop on
+a whole one, and a sweep skips the points that would outlast the time budget."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from runner.timing import measure
 from runner.worker import SweepCeiling, import_builder
 from runner.workloads import get
-from runner.workloads.base import warmup_batches, warmup_rows
+from runner.workloads.base import warmup_batches
 
 
 def test_warmup_batches_are_the_first_two_and_the_last():
@@ -21,9 +21,6 @@ def test_warmup_batches_are_the_first_two_and_the_last():
     assert warmup_batches(3) == [0, 1, 2]
     assert warmup_batches(2) == [0, 1]
     assert warmup_batches(1) == [0]
-    assert warmup_rows(60_000, 64) == 2 * 64 + 32
-    assert warmup_rows(640, 64) == 3 * 64  # no partial batch: the last is a full one
-    assert warmup_rows(150, 64) == 150  # three batches or fewer: the whole epoch
 
 
 def test_the_engine_runs_the_shorter_warmup_in_place_of_the_first_unit():
@@ -49,27 +46,51 @@ def _with_tail(workload: str, n: int):
     return dataclasses.replace(case, config={**case.config, "n": n})
 
 
-@pytest.mark.parametrize("variant", ["as-written", "tuned"])
-@pytest.mark.parametrize("workload", ["mnist-cnn", "cifar-lenet"])
-def test_torch_epoch_warmup_runs_the_first_batches_and_the_last_through_the_same_loop(workload, variant):
+@pytest.mark.parametrize("workload", ["mnist-cnn", "cifar-lenet", "tabular-mlp"])
+def test_torch_tuned_epoch_warmup_runs_the_first_batches_and_the_last_through_the_same_loop(workload):
     from runner.frameworks.torch import make_device
 
     cpu = make_device("cpu", "test CPU")
-    case = _with_tail(workload, 5 * 64 + 10 if workload == "mnist-cnn" else 3 * 1000 + 10)
-    batch = case.config["batch"]
-    program = import_builder(get(workload).implementations["torch"])(case, variant, cpu)
+    batch = get(workload).cases("quick")[0].config["batch"]
+    case = _with_tail(workload, 5 * batch + 10)
+    program = import_builder(get(workload).implementations["torch"])(case, "tuned", cpu)
     sizes: list[int] = []
     program.model.register_forward_pre_hook(lambda module, args: sizes.append(args[0].shape[0]))
     program.warmup()
     assert sizes == [batch, batch, 10]
     sizes.clear()
     program.run_unit()
-    assert len(sizes) == 6 if workload == "mnist-cnn" else len(sizes) == 4
-    assert sizes[-1] == 10 and set(sizes[:-1]) == {batch}
+    assert sizes == [batch] * 5 + [10]
     program.close()
 
 
+@pytest.mark.parametrize("framework", ["torch", "jax", "tensorflow"])
+def test_as_written_loops_warm_up_on_a_whole_epoch(framework):
+    """The seeds' transcriptions warm up on a whole epoch: the as-written loops keep the engine's default."""
+    if framework != "torch":
+        pytest.importorskip(framework)
+    done = subprocess.run(
+        [sys.executable, "-c", AS_WRITTEN_CHECK, framework], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split()[-1] == "whole"
+
+
 # JAX and TensorFlow run in a child process, as in a run: imported here they would warn at every later fork.
+AS_WRITTEN_CHECK = """
+import sys
+from runner.worker import import_builder
+from runner.workloads import get
+
+framework = sys.argv[1]
+device = __import__(f"runner.frameworks.{framework}", fromlist=["make_device"]).make_device("cpu", "test CPU")
+for workload in ("tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn"):
+    build = import_builder(get(workload).implementations[framework])
+    program = build(get(workload).cases("tiny")[0], "as-written", device)
+    assert not hasattr(program, "warmup"), (framework, workload)
+print("whole")
+"""
+
 JAX_CHECK = """
 import dataclasses, sys
 from runner.frameworks.jax import make_device
@@ -79,7 +100,7 @@ from runner.workloads import get
 case = get("mnist-cnn").cases("quick")[0]
 case = dataclasses.replace(case, config={**case.config, "n": 3 * 64 + 10})
 program = import_builder(get("mnist-cnn").implementations["jax"])(case, sys.argv[1], make_device("cpu", "test CPU"))
-step = program.jitted if sys.argv[1] == "as-written" else program.step_fn  # the CPU's tuned convnet: a step a batch
+step = program.step_fn  # the CPU's tuned convnet: a compiled step per batch
 program.warmup()
 program.sync()
 warm = step._cache_size()
@@ -112,10 +133,9 @@ def _child(code: str, *args: str) -> list[int]:
     return [int(v) for v in done.stdout.split()[-2:]]
 
 
-@pytest.mark.parametrize("variant", ["as-written", "tuned"])
-def test_jax_epoch_warmup_compiles_every_shape_a_timed_epoch_meets(variant):
+def test_jax_tuned_epoch_warmup_compiles_every_shape_a_timed_epoch_meets():
     pytest.importorskip("jax")
-    warm, after = _child(JAX_CHECK, variant)
+    warm, after = _child(JAX_CHECK, "tuned")
     assert warm >= 2  # at least the full batch and the partial last one
     assert after == warm  # nothing compiled inside a timed epoch
 

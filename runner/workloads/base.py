@@ -47,23 +47,17 @@ class Case:
         return f"{self.workload}[{inner}]" if inner else self.workload
 
 
-# The timing engine's warm-up for an epoch loop (runner.timing.measure's `warmup`): the same loop over its first
+# The timing engine's warm-up for a tuned epoch loop (runner.timing.measure's `warmup`): the same loop over its first
 # WARMUP_FULL_BATCHES batches and its last one (partial where the epoch is not a multiple of the batch), so every
 # shape a unit meets is compiled, autotuned and allocated before the clock, without a whole seed-sized epoch
-# (60,000 MNIST images: 26 to 52 s on a 16-core CPU) spent on warming up.
+# (60,000 MNIST images: 25 to 44 s on a 16-core CPU) spent on warming up. The as-written loops warm up on a whole
+# epoch, as the seeds' transcriptions do (docs/methodology.md, Timing).
 WARMUP_FULL_BATCHES = 2
 
 
 def warmup_batches(n_batches: int) -> list[int]:
-    """Which batches (by position in the epoch) an epoch loop's warm-up runs."""
+    """Which batches (by position in the epoch) a tuned epoch loop's warm-up runs."""
     return sorted({*range(min(WARMUP_FULL_BATCHES, n_batches)), n_batches - 1})
-
-
-def warmup_rows(n: int, batch: int) -> int:
-    """How many rows an epoch loop's warm-up goes through when its batches come from a loader over the data: as
-    many full batches as warmup_batches and then the epoch's own last batch size."""
-    full, tail = divmod(n, batch)
-    return n if full <= WARMUP_FULL_BATCHES else WARMUP_FULL_BATCHES * batch + (tail or batch)
 
 
 class PointSkipped(Exception):

@@ -219,18 +219,9 @@ class JittedStep(Program):
         return self.x[start : start + self.batch], self.y[start : start + self.batch]
 
     def run_unit(self) -> None:
-        self.train(range(self.n_batches))
-
-    def warmup(self) -> None:
-        """The engine's warm-up: the same loop over its first batches and its last (runner.workloads.base.
-        warmup_batches), which compiles the step for the full batch and for the epoch's partial last one."""
-        self.train(warmup_batches(self.n_batches))
-
-    def train(self, batches: Sequence[int]) -> None:
         self.set_learning_rate()
         order = self.host_rng.permutation(self.n) if self.shuffle else None
-        for i in batches:
-            start = i * self.batch
+        for i, start in enumerate(range(0, self.n, self.batch)):
             xb, yb = self._batch(i, start, order)
             self.key, sub = jax.random.split(self.key)
             self.weights, self.opt_state, loss, out = self.jitted(self.weights, self.opt_state, xb, yb, sub)

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from runner.frameworks.tensorflow import TFDevice, read_back
 from runner.workloads import data as synthetic
-from runner.workloads.base import Case, warmup_batches, warmup_rows
+from runner.workloads.base import Case, warmup_batches
 from runner.workloads.suite import FLUX_EPS
 
 LossFn = Callable[[Any, Any], Any]
@@ -162,18 +162,10 @@ class KerasFit(Loop):
         self.callbacks = [keras.callbacks.LearningRateScheduler(schedule)] if schedule else []
 
     def run_unit(self) -> None:
-        self.train(self.x, self.y)
-
-    def warmup(self) -> None:
-        """The engine's warm-up: `fit` over a short epoch (runner.workloads.base.warmup_rows)."""
-        rows = warmup_rows(len(self.x), self.batch)
-        self.train(self.x[:rows], self.y[:rows])
-
-    def train(self, x: np.ndarray, y: np.ndarray) -> None:
         with tf.device(self.device.logical):
             self.history = self.model.fit(
-                x,
-                y,
+                self.x,
+                self.y,
                 batch_size=self.batch,
                 epochs=self.epoch + 1,
                 initial_epoch=self.epoch,

@@ -17,12 +17,12 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.data import DataLoader, Dataset, Subset, TensorDataset
+from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from runner.frameworks.torch import TorchDevice
 from runner.frameworks.torch.vision import mnist_transform
 from runner.workloads import data as synthetic
-from runner.workloads.base import Case, warmup_batches, warmup_rows
+from runner.workloads.base import Case, warmup_batches
 
 TOP_OPS = 10
 
@@ -435,13 +435,7 @@ class CifarAsWritten(Program):
         self.eps = case.loop("as-written")["eps"]
 
     def run_unit(self) -> None:
-        self.train(self.batches)
-
-    def warmup(self) -> None:
-        self.train([self.batches[i] for i in warmup_batches(len(self.batches))])
-
-    def train(self, batches: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
-        for x, y in batches:
+        for x, y in self.batches:
             loss = flux_crossentropy(self.model(x), y, self.eps)
             self.optimizer.zero_grad()
             loss.backward()
@@ -541,10 +535,7 @@ class MnistAsWritten(Program):
         images, targets = mnist_images(cfg["n"])
         use_cuda = device.kind in ("cuda", "rocm")  # torch.cuda.is_available() is true for both
         kwargs: dict[str, Any] = {"batch_size": cfg["batch"], **loop["loader"]["cuda" if use_cuda else "other"]}
-        dataset = SyntheticMnist(images, targets, mnist_transform(*cfg["normalize"]))
-        self.loader = DataLoader(dataset, **kwargs)
-        # The engine's warm-up: the same loader settings over a short epoch (runner.workloads.base.warmup_rows).
-        self.warmup_loader = DataLoader(Subset(dataset, range(warmup_rows(cfg["n"], cfg["batch"]))), **kwargs)
+        self.loader = DataLoader(SyntheticMnist(images, targets, mnist_transform(*cfg["normalize"])), **kwargs)
         self.log = sys.stdout  # the measuring child sends stdout to its log file
         self.optimizer = torch.optim.Adadelta(self.model.parameters(), lr=cfg["lr"])
         self.scheduler = torch.optim.lr_scheduler.StepLR(self.optimizer, step_size=1, gamma=cfg["lr_gamma"])
@@ -552,15 +543,9 @@ class MnistAsWritten(Program):
         self.epoch = 1
 
     def run_unit(self) -> None:
-        self.train(self.loader)
-
-    def warmup(self) -> None:
-        self.train(self.warmup_loader)
-
-    def train(self, train_loader: DataLoader[tuple[torch.Tensor, int]]) -> None:
         dev = self.device.device
         self.model.train()
-        for batch_idx, (data, target) in enumerate(train_loader):
+        for batch_idx, (data, target) in enumerate(self.loader):
             data, target = data.to(dev), target.to(dev)
             self.optimizer.zero_grad()
             output = self.model(data)
@@ -572,8 +557,8 @@ class MnistAsWritten(Program):
                     "Train Epoch: {} [{}/{} ({:.0f}%)]\tLoss: {:.6f}".format(  # noqa: UP032 - the example's own call
                         self.epoch,
                         batch_idx * len(data),
-                        len(train_loader.dataset),  # type: ignore[arg-type]
-                        100.0 * batch_idx / len(train_loader),
+                        len(self.loader.dataset),  # type: ignore[arg-type]
+                        100.0 * batch_idx / len(self.loader),
                         loss.item(),
                     ),
                     file=self.log,
