@@ -281,9 +281,13 @@ class FusedEpoch(Program):
     def warmup(self) -> None:
         """A compiled epoch warms up whole (compiling it is the warm-up); compiled steps over the first batches and
         the last (runner.workloads.base.warmup_batches)."""
-        self.train(range(self.n_batches) if self.fused else warmup_batches(self.n_batches))
+        if self.fused:
+            self.run_unit()
+        else:
+            self.train(warmup_batches(self.n_batches))
 
     def train(self, batches: Sequence[int]) -> None:
+        """One epoch: the compiled one, or the compiled steps of `batches` (positions in the epoch)."""
         self.set_learning_rate()
         self.key, sub = jax.random.split(self.key)
         if self.fused:
