@@ -6,10 +6,12 @@
 The engine warms a tuned epoch loop up on a short epoch (runner.workloads.base.warmup_batches: the first batches and
 the last, partial one) instead of a whole one; the as-written loops keep a whole one, as the seeds' transcriptions
 do (this benchmark and an ad-hoc script before it gave 1.070 and 0.988 for seed 004's as-written loop on the
-2-core VM: within that machine's noise, not shown harmless). This builds the loop afresh for each trial, warms it up one way or the
-other (alternating which goes first), then times the next epochs one by one, in one process with PyTorch and no
-harness: the baseline is the whole warm-up epoch, side by side with the short one, and the ratio is short / whole
-of the median first timed epoch. Not part of the test run.
+2-core VM: within that machine's noise, not shown harmless).
+
+This builds the loop afresh for each trial, warms it up one way or the other (alternating which goes first), then
+times the next epochs one by one, in one process with PyTorch and no harness: the baseline is the whole warm-up
+epoch, side by side with the short one, and the ratio is short / whole of the median first timed epoch.
+Not part of the test run.
 """
 
 from __future__ import annotations
