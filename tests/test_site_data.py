@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from runner import storage
@@ -258,13 +259,23 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
         pytest.skip("no transformer-ddp result committed")
     ddp = frame[frame["workload"] == "transformer-ddp"]
     for _, row in table.iterrows():
-        same = ddp[(ddp["machine_id"] == row["machine_id"]) & (ddp["variant"] == row["variant"])]
+        same = ddp[
+            (ddp["machine_id"] == row["machine_id"])
+            & (ddp["variant"] == row["variant"])
+            & (ddp["device"] == row["device"])
+        ]
         one = same[same["world_size"] == 1]["median_s"].iloc[0]
         n = same[same["world_size"] == row["world_size"]]["median_s"].iloc[0]
         assert row["efficiency"] == pytest.approx(one / n, rel=1e-12)
-        assert row["efficiency_lo"] <= row["efficiency"] <= row["efficiency_hi"]
-        assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
-    assert set(table["interconnect"][table["world_size"] > 1]) == {"GPU0-GPU1 NV18"}
+        sides = [len(same[same["world_size"] == w]["samples"].iloc[0]) for w in (1, row["world_size"])]
+        if sum(sides) > 2:  # a ratio of medians with some noise known
+            assert row["efficiency_lo"] <= row["efficiency"] <= row["efficiency_hi"]
+        else:  # one sample each side (a CPU step longer than the budget): no interval, shown as too few samples
+            assert np.isnan(row["efficiency_lo"]) and np.isnan(row["efficiency_hi"])
+        if not np.isnan(row["samples_per_s_lo"]):
+            assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
+    gpus = table[(table["world_size"] > 1) & (table["device"] != "cpu")]
+    assert set(gpus["interconnect"]) == {"GPU0-GPU1 NV18"}
 
 
 def test_interconnect_field_is_read_and_older_files_keep_their_note():
