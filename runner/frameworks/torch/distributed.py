@@ -33,6 +33,7 @@ from typing import IO, Any
 
 import torch
 import torch.distributed as dist
+from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
 from runner.frameworks.torch import TorchDevice
@@ -44,6 +45,13 @@ STORE_TIMEOUT = timedelta(seconds=300)
 START_TIMEOUT_S = 180.0  # every rank has imported PyTorch and joined the store
 STOP_TIMEOUT_S = 60.0
 PEER_LOG_TAIL = 2000
+# DistributedDataParallel's own keyword arguments a loop may set (config["loops"][variant]), passed as they are.
+DDP_OPTIONS = ("gradient_as_bucket_view", "bucket_cap_mb", "static_graph", "broadcast_buffers")
+# A loop's `comm_hook`, on GPUs: how each gradient bucket is all-reduced (PyTorch's own hooks).
+COMM_HOOKS = {
+    "bf16-compress": default_hooks.bf16_compress_hook,  # bucket cast to bf16, all-reduced, cast back and averaged
+    "fp16-compress": default_hooks.fp16_compress_hook,
+}
 
 
 def _free_port() -> int:
@@ -101,7 +109,12 @@ class Replica:
         torch.manual_seed(0)
         self.model = build_transformer(cfg["model"]).to(self.device)
         self.model.train()
-        self.ddp = DistributedDataParallel(self.model, device_ids=[self.device.index] if on_gpu else None)
+        loop = case.loop(variant)
+        options = {k: loop[k] for k in DDP_OPTIONS if k in loop}
+        self.ddp = DistributedDataParallel(self.model, device_ids=[self.device.index] if on_gpu else None, **options)
+        self.comm_hook = loop.get("comm_hook") if on_gpu else None  # gloo all-reduces no bf16
+        if self.comm_hook is not None:
+            self.ddp.register_comm_hook(None, COMM_HOOKS[self.comm_hook])
         self.autocast = self.tuned and (on_gpu and torch.cuda.is_bf16_supported())
         extra: dict[str, Any] = {"fused": True} if self.tuned else {}  # fused AdamW: CUDA, ROCm and the CPU
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg["lr"], **extra)
