@@ -31,7 +31,11 @@ PRESETS: dict[str, dict[str, object]] = {
     "bucket-view+static": {"gradient_as_bucket_view": True, "static_graph": True},
     "bucket-view+cap100": {"gradient_as_bucket_view": True, "bucket_cap_mb": 100},
     "bucket-view+bf16-hook": {"gradient_as_bucket_view": True, "comm_hook": "bf16-compress"},
-    "bucket-view+static+bf16-hook": {"gradient_as_bucket_view": True, "static_graph": True, "comm_hook": "bf16-compress"},
+    "bucket-view+static+bf16-hook": {
+        "gradient_as_bucket_view": True,
+        "static_graph": True,
+        "comm_hook": "bf16-compress",
+    },
 }
 
 
