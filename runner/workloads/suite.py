@@ -521,7 +521,13 @@ DDP_LOOPS = {
         "wrapper": "ddp",
         "zero_grad": "set-to-none",
     },
-    "tuned": {"precision": "bf16-autocast", "batch": "resident", "optimizer": "fused-adamw", "wrapper": "ddp"},
+    "tuned": {
+        "precision": "bf16-autocast",
+        "batch": "resident",
+        "optimizer": "fused-adamw",
+        "wrapper": "ddp",
+        "compile": "inductor-on-gpu",
+    },
 }
 
 
