@@ -102,3 +102,30 @@ def test_a_ranks_case_travels_whole():
     case = get("transformer-ddp").cases("standard")[1]
     back = Case(**json.loads(json.dumps(dataclasses.asdict(case))))
     assert back.workload_hash("tuned") == case.workload_hash("tuned") and back.samples_per_unit == 128
+
+
+def test_a_loops_ddp_settings_reach_distributed_data_parallel():
+    """A loop may set DDP's own options (gradient_as_bucket_view, bucket_cap_mb, ...): they reach the wrapper; the
+    bf16 compression hook and torch.compile are for GPUs, so a CPU (gloo) replica runs without them, and says so."""
+    import dataclasses
+
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.distributed import transformer_ddp
+
+    case = next(c for c in get("transformer-ddp").cases("tiny") if c.config["world_size"] == 2)
+    assert case.loop("tuned")["compile"] == "inductor-on-gpu"
+    loops = dict(case.config["loops"])
+    extra = {"gradient_as_bucket_view": True, "bucket_cap_mb": 1, "comm_hook": "bf16-compress"}
+    loops["tuned"] = {**loops["tuned"], **extra}
+    case = dataclasses.replace(case, config={**case.config, "loops": loops})
+    program = transformer_ddp(case, "tuned", make_device("cpu"))
+    try:
+        for _ in range(2):
+            program.run_unit()
+        replica = program.replica
+        assert replica.ddp.gradient_as_bucket_view and replica.ddp.bucket_bytes_cap == 1024 * 1024
+        assert replica.comm_hook is None and not replica.compiled and replica.forward is replica.ddp
+        assert program.notes[1].endswith("; eager") and getattr(program, "warmup_units", 1) == 1
+    finally:
+        program.close()
+    assert not _ranks_running()

@@ -5,13 +5,16 @@
                                                [--variant tuned] [--preset NAME ...]
 
 Each preset is the suite's `transformer-ddp` loop (standard profile: BERT-base, batch 64 per process) with some
-of DistributedDataParallel's own settings changed (`gradient_as_bucket_view`, `bucket_cap_mb`, `static_graph`,
-a bf16 compression hook). Every preset runs through the product's own code: `DataParallelTransformer` starts the
-ranks as `benchsite run` does and the timing engine times rank 0's steps with the measurement's own options.
-Rounds interleave the presets and world sizes, so drift over the run hits them alike. Prints, per preset, the
-median step at each world size, the scaling efficiency t(1) / t(N) of each round and their median, and the
-N-process step against the baseline preset's (the loop as the suite has it). Target (issue 13): >= 90% at 2 GPUs
-for the tuned loop. Not part of the test run.
+of its settings changed: eager instead of compiled, or DistributedDataParallel's own settings
+(`gradient_as_bucket_view`, `bucket_cap_mb`, `static_graph`, a bf16 compression hook). Every preset runs through
+the product's own code: `DataParallelTransformer` starts the ranks as `benchsite run` does, and the timing engine
+times rank 0's steps with the measurement's own options. Rounds interleave the presets and world sizes, so drift
+over the run hits them alike. Prints, per preset, the median step at each world size, the scaling efficiency
+t(1) / t(N) of each round and their median, and the N-process step against the baseline preset's (the loop as
+the suite has it). After each measurement, 20 more steps are timed on the host, launch by launch: where the
+host's launching takes as long as the step (host/step near 1), the step is bound by the host, not the GPUs.
+Target (issue 13): >= 90% at 2 GPUs for the tuned loop. Each instance starts its processes and compiles (on a
+lent 2 x H200, 13 instances took about 9 minutes): pass --preset to pick a few. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -20,22 +23,20 @@ import argparse
 import dataclasses
 import statistics
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+HOST_STEPS = 20
 PRESETS: dict[str, dict[str, object]] = {
-    "suite": {},
+    "suite": {},  # the loop as the suite has it: on GPUs, torch.compile of the DDP module
+    "eager": {"compile": "none"},  # the suite's tuned loop until 2026-11-23
     "bucket-view": {"gradient_as_bucket_view": True},
     "bucket-view+static": {"gradient_as_bucket_view": True, "static_graph": True},
     "bucket-view+cap100": {"gradient_as_bucket_view": True, "bucket_cap_mb": 100},
     "bucket-view+bf16-hook": {"gradient_as_bucket_view": True, "comm_hook": "bf16-compress"},
-    "bucket-view+static+bf16-hook": {
-        "gradient_as_bucket_view": True,
-        "static_graph": True,
-        "comm_hook": "bf16-compress",
-    },
 }
 
 
@@ -69,14 +70,22 @@ def main() -> None:
                 case = dataclasses.replace(case, config={**case.config, "loops": loops})
                 program = DataParallelTransformer(case, args.variant, device)
                 try:
-                    timing = measure(program.run_unit, budget_s=args.seconds, **engine_options(program, device))
+                    options = engine_options(program, device)
+                    timing = measure(program.run_unit, budget_s=args.seconds, **options)
+                    host, started = 0.0, time.perf_counter()
+                    for _ in range(HOST_STEPS):
+                        launched = time.perf_counter()
+                        program.run_unit()
+                        host += time.perf_counter() - launched
+                    options["sync"]()
+                    host_share = host / (time.perf_counter() - started)
                 finally:
                     program.close()
                 median = summarize(timing.samples_s).median_s
                 steps.setdefault((name, world), []).append(median)
                 print(
                     f"round {round_ + 1} {name:30s} world {world}: {median * 1e3:8.2f} ms "
-                    f"({len(timing.samples_s)} samples)",
+                    f"({len(timing.samples_s)} samples); host/step {host_share:.2f}",
                     flush=True,
                 )
 
