@@ -85,6 +85,23 @@ def test_points_beyond_the_machines_devices_are_skipped_with_the_reason():
     assert skipped.indices == [2, 3]  # each case keeps its position in the profile's list
 
 
+def test_one_gpu_machine_skips_the_whole_data_parallel_sweep():
+    """One process on one GPU shows no scaling: every point is recorded as skipped, the first with the others."""
+    workload = get("transformer-ddp")
+    cases = workload.cases("standard")
+    (group,) = api._groups(workload, "torch", "cuda", "tuned", cases, None, devices=1)
+    assert group.indices == [0, 1, 2, 3] and len(group.cases) == 4
+    assert (
+        group.skip_reason
+        == "one cuda device: data-parallel scaling needs 2 or more; the transformer workload times one device"
+    )
+    # The CPU keeps its points (two gloo processes can split one CPU), and a framework's own reason wins.
+    run, over = api._groups(workload, "torch", "cpu", "tuned", cases, None, devices=2)
+    assert run.skip_reason is None and run.indices == [0, 1] and over.indices == [2, 3]
+    (other,) = api._groups(workload, "jax", "cuda", "tuned", cases, "PyTorch only", devices=1)[:1]
+    assert other.skip_reason == "PyTorch only"
+
+
 def test_interconnect_from_nvidia_smi():
     from runner.frameworks.torch.distributed import parse_topology
 
