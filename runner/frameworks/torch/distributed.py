@@ -112,7 +112,7 @@ class Replica:
         loop = case.loop(variant)
         options = {k: loop[k] for k in DDP_OPTIONS if k in loop}
         self.ddp = DistributedDataParallel(self.model, device_ids=[self.device.index] if on_gpu else None, **options)
-        self.comm_hook = loop.get("comm_hook") if on_gpu else None  # gloo all-reduces no bf16
+        self.comm_hook = loop.get("comm_hook") if on_gpu else None  # the compression hooks: for NCCL on GPUs
         if self.comm_hook is not None:
             self.ddp.register_comm_hook(None, COMM_HOOKS[self.comm_hook])
         # Eager, the bf16 step is bound by the host launching its kernels (on a lent 2 x H200 host the step took as
