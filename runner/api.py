@@ -325,11 +325,11 @@ def _groups(
     """One group for the cases this device can run, and one recorded as skipped for points whose world size
     (processes, one per device) is larger than the devices there are. A data-parallel sweep on a machine with one
     accelerator is skipped whole: one process shows no scaling, and its step is one-device training, which the
-    transformer workload measures (on a 1-GPU machine the two points cost 30 s and more, a compile included)."""
+    transformer workload measures. The CPU counts as CPU_WORLD_MAX devices (gloo processes splitting its cores)."""
     fits = [i for i, c in enumerate(cases) if c.config.get("world_size", 1) <= devices]
     over = [i for i, c in enumerate(cases) if i not in fits]
     scaling = workload.swept is not None and workload.swept.field == "world_size"
-    if scaling and kind != "cpu" and devices < 2 and skip is None:
+    if scaling and devices < 2 and skip is None:
         reason = f"one {kind} device: data-parallel scaling needs 2 or more; the transformer workload times one device"
         return [Group(workload, framework, kind, variant, list(cases), list(range(len(cases))), reason)]
     out = []

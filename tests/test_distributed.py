@@ -98,8 +98,8 @@ def test_one_gpu_machine_skips_the_whole_data_parallel_sweep():
     # The CPU keeps its points (two gloo processes can split one CPU), and a framework's own reason wins.
     run, over = api._groups(workload, "torch", "cpu", "tuned", cases, None, devices=2)
     assert run.skip_reason is None and run.indices == [0, 1] and over.indices == [2, 3]
-    (other,) = api._groups(workload, "jax", "cuda", "tuned", cases, "PyTorch only", devices=1)[:1]
-    assert other.skip_reason == "PyTorch only"
+    other = api._groups(workload, "jax", "cuda", "tuned", cases, "PyTorch only", devices=1)
+    assert other[0].skip_reason == "PyTorch only"
 
 
 def test_interconnect_from_nvidia_smi():
