@@ -67,12 +67,12 @@ def _child(fds: list[int], server: socket.socket) -> None:
 
 def serve(modules: list[str]) -> None:
     try:
-        for name in modules:
-            importlib.import_module(name)
+        loaded = [importlib.import_module(name) for name in modules]
     except BaseException:
         # a framework that fails to import: no server, and quietly (no traceback on the user's terminal for a
         # framework that is not installed); the fresh process that measures instead reports why
         os._exit(3)
+    preload_lazy(loaded)
     server = socket.socket(fileno=0)
     server.sendall(b"ready\n")
     children: set[int] = set()
@@ -99,6 +99,22 @@ def serve(modules: list[str]) -> None:
             os.close(fd)
         children.add(pid)
         server.sendall(f"pid {pid}\n".encode())
+
+
+def preload_lazy(modules: list[object]) -> list[str]:
+    """Import what the given modules list in `PRELOAD`: modules their measurements import lazily (PyTorch's
+    optimisers import torch._dynamo on first use, 1.2 s on a 2-core VM; a Hugging Face model class 1.7 s), which
+    every forked child would otherwise import again. Best effort: one that fails to import (an optional library
+    not installed) is left to the child, which reports it where it matters. None of them may touch a device or
+    start a thread (tests/test_isolation.py checks). Returns the names that failed."""
+    failed = []
+    for module in modules:
+        for name in getattr(module, "PRELOAD", ()):
+            try:
+                importlib.import_module(name)
+            except Exception:
+                failed.append(name)
+    return failed
 
 
 class Zygote:

@@ -254,3 +254,22 @@ def test_output_that_cannot_be_written_is_refused_before_measuring(tmp_path):
         api.plan_run(api.RunOptions(profile="tiny", output=blocker / "sub"))  # a folder inside a file
     with pytest.raises(api.PlanError, match="cannot write results to"):
         api.plan_run(api.RunOptions(profile="tiny", output=blocker / "sub" / "r.yaml"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
+def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
+    """What a framework lists in PRELOAD is imported before the fork: it must start no thread (a fork keeps only
+    the forking one) and initialise no device (each child initialises its own); a module that is missing is
+    left to the child and does not stop the server."""
+    script = (
+        "import sys, threading, types; from runner import zygote; import runner.frameworks.torch as fw; import torch\n"
+        "extra = types.SimpleNamespace(PRELOAD=('no_such_module_here',))\n"
+        "failed = zygote.preload_lazy([fw, extra])\n"
+        "assert failed == ['no_such_module_here'], failed\n"
+        "assert set(fw.PRELOAD) <= set(sys.modules), fw.PRELOAD\n"
+        "assert threading.active_count() == 1, threading.enumerate()\n"
+        "assert not torch.cuda.is_initialized()\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]

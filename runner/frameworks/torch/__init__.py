@@ -18,6 +18,14 @@ import torch
 from runner.timing import check_engine
 
 GIB = 1024**3
+# Imported once by the fork server (runner.zygote.preload_lazy), not in every measuring child: torch._dynamo is
+# imported by the first optimiser a loop builds, the model classes by the transformer workloads.
+PRELOAD = (
+    "torch._dynamo",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.vit.modeling_vit",
+    "transformers.models.convnext.modeling_convnext",
+)
 
 
 def _no_sync() -> None:
