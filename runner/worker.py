@@ -96,8 +96,17 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         "flops_per_unit": case.flops_per_unit,
     }
     started = time.perf_counter()
+    phases: dict[str, float] = {}
+    # The harness's own objects (its modules, the schema, the plan) and the framework's make every full collection
+    # of Python's cyclic garbage collector slower than in the seed's script, which imports only its framework:
+    # freeze what exists before the build, so collections during the measurement, and the one that frees the
+    # program after it, scan only what the program built and the loop allocates. Never unfrozen: a full
+    # collection of the whole heap costs 0.1 to 0.2 s a measurement (tests/benchmarks/suite_time.py, "close").
+    gc.collect()
+    gc.freeze()
     builder = import_builder(workload.implementations[job["framework"]])
     program = builder(case, variant, device)
+    phases["build_s"] = time.perf_counter() - started
     try:
         built = getattr(program, "params", None)
         if base["params"] is None:
@@ -117,11 +126,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                 last_progress[0] = elapsed
                 _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
-        # The harness's own objects (its modules, the schema, the plan) make every full collection of Python's
-        # cyclic garbage collector slower than in the seed's script, which imports only its framework: freeze
-        # what exists now so collections during the measurement scan only what the loop allocates.
-        gc.collect()
-        gc.freeze()
+        gc.collect()  # the build's garbage (everything older is frozen)
         if hasattr(program, "stream"):  # a streaming point: latencies, not units timed by the engine
             with Monitor() as monitor:
                 record = program.stream(on_file=progress)
@@ -135,7 +140,10 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                     on_sample=progress,
                     **engine_options(program, device),
                 )
+            phases.update(warmup_s=timing.warmup_s, steady_s=timing.steady_wall_s)
+            mark = time.perf_counter()
             base.update(_timed_fields(timing, program, job, case, base["flops_per_unit"]))
+            phases["profile_s"] = time.perf_counter() - mark
         base.update(
             peak_host_mib=monitor.usage.peak_host_mib,
             peak_device_mib=device.peak_memory_mib(),
@@ -146,12 +154,26 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             interconnect=getattr(program, "interconnect", None),
         )
     finally:
-        gc.unfreeze()
+        mark = time.perf_counter()
         program.close()
         del program
-        gc.collect()
+        gc.collect()  # the program's reference cycles (a model's device memory among them) go now
+        phases["close_s"] = time.perf_counter() - mark
         base["wall_s"] = time.perf_counter() - started
+        _log_phases(job, base, phases)
     return base
+
+
+def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, float]) -> None:
+    """Where a measurement's wall time went (build, warm-up, steady state, profiled step, close), one JSON line
+    appended to the file BENCHSITE_PHASE_LOG names, for tests/benchmarks/suite_time.py; nothing without it."""
+    path = os.environ.get("BENCHSITE_PHASE_LOG")
+    if not path:
+        return
+    keys = ("workload", "point", "variant", "framework", "device", "wall_s")
+    line = json.dumps({**{k: base.get(k) for k in keys}, **phases})
+    with open(path, "a") as handle:  # one short write per line: lines from concurrent processes do not interleave
+        handle.write(line + "\n")
 
 
 def _timed_fields(timing: Any, program: Any, job: dict[str, Any], case: Any, flops: float | None) -> dict[str, Any]:

@@ -19,6 +19,7 @@ Linux only: macOS's system frameworks are not safe to use after fork() and Windo
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import os
 import select
@@ -73,6 +74,10 @@ def serve(modules: list[str]) -> None:
         # framework that is not installed); the fresh process that measures instead reports why
         os._exit(3)
     preload_lazy(loaded)
+    # Every fork inherits this heap: frozen, its objects are never scanned by a child's collector, nor their pages
+    # copied on write by one (runner.worker freezes again before each build).
+    gc.collect()
+    gc.freeze()
     server = socket.socket(fileno=0)
     server.sendall(b"ready\n")
     children: set[int] = set()

@@ -25,10 +25,39 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 
+PARTS = ("build_s", "warmup_s", "steady_s", "profile_s", "close_s")
+
+
+def print_parts(log: Path) -> None:
+    """Each measurement's wall time split into its parts (the worker's BENCHSITE_PHASE_LOG lines), summed per
+    workload, framework, device and variant, largest first."""
+    import json
+
+    rows: dict[tuple[str, ...], list[float]] = {}
+    for line in log.read_text().splitlines():
+        entry = json.loads(line)
+        key = (entry["workload"], entry["framework"], entry["device"], entry["variant"])
+        row = rows.setdefault(key, [0.0] * (len(PARTS) + 2))
+        row[0] += 1
+        row[1] += entry["wall_s"]
+        for i, part in enumerate(PARTS):
+            row[2 + i] += entry.get(part) or 0.0
+    print("\n| workload | framework | device | variant | n | wall (s) | build | warm-up | steady | profiled step | close |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for key, row in sorted(rows.items(), key=lambda item: -item[1][1]):
+        print(f"| {' | '.join(key)} | {row[0]:.0f} | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |")
+    totals = [sum(row[i] for row in rows.values()) for i in range(len(PARTS) + 2)]
+    print(f"| **all** | | | | {totals[0]:.0f} | " + " | ".join(f"{v:.1f}" for v in totals[1:]) + " |")
+
+
 def run_here(args: argparse.Namespace) -> tuple[float, dict[str, float], list[str], int]:
+    import os
+
     from runner import api
 
     with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "parts.jsonl"
+        os.environ["BENCHSITE_PHASE_LOG"] = str(log)  # the measuring children inherit it
         options = api.RunOptions(
             profile=args.profile,
             frameworks=args.framework,
@@ -41,6 +70,8 @@ def run_here(args: argparse.Namespace) -> tuple[float, dict[str, float], list[st
         plan = api.plan_run(options)
         result, _ = api.execute(plan)
         total = time.perf_counter() - start
+        if log.exists():
+            print_parts(log)
     unstable = [
         f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())} {m.variant} {m.framework}/{m.device} "
         f"(+-{m.rel_ci_halfwidth or 0:.1%})"
@@ -78,7 +109,15 @@ def main() -> None:
     parser.add_argument("--time-budget", type=float)
     parser.add_argument("--baseline", help="a git ref to time the same command at, side by side")
     parser.add_argument("--target", type=float, default=300.0, help="seconds (default 300: quick on a 2-core CPU)")
+    parser.add_argument(
+        "--parts",
+        type=Path,
+        help="only print the parts table of a log written by `BENCHSITE_PHASE_LOG=FILE benchsite run ...`",
+    )
     args = parser.parse_args()
+    if args.parts:
+        print_parts(args.parts)
+        return
 
     baseline = run_baseline(args.baseline, args) if args.baseline else None
     total, phases, unstable, ok = run_here(args)
