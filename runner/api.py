@@ -431,9 +431,11 @@ def measure_group(
     progress: Progress,
     done: dict[int, Measurement] | None = None,
     on_measured: Callable[[int, Measurement], None] = lambda index, m: None,
+    peaks: list[DevicePeak] | None = None,
 ) -> list[Measurement]:
     """Measure the group's cases in one child process. `done`: cases an interrupted run finished (by index),
-    kept and not measured again; `on_measured` is told each new measurement as it finishes (the journal)."""
+    kept and not measured again; `on_measured` is told each new measurement as it finishes (the journal);
+    `peaks`, the run's matrix-product peaks, bound how short a unit can be (runner.worker.SweepCeiling)."""
     done = done or {}
     if done:
         for case, index in zip(group.cases, group.indices, strict=True):
@@ -457,6 +459,7 @@ def measure_group(
         "profile": plan.options.profile,
         "budget_s": plan.budget_s,
         "profile_ops": plan.options.profile_ops,
+        "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
     }
     measurements: dict[int, Measurement] = dict(done)
     by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
@@ -595,7 +598,7 @@ def execute(
                     log.measurement(key, index, m)
 
             with _phase(phases, f"measure {group.framework} {group.workload.id}"):
-                measurements.extend(measure_group(plan, group, progress, done, record))
+                measurements.extend(measure_group(plan, group, progress, done, record, peaks))
     except (executor.Interrupted, KeyboardInterrupt):
         interrupted = True
         progress.note("Interrupted: writing the measurements that finished.")

@@ -232,8 +232,9 @@ class SweepCeiling:
     BERT-base training past batch 8 (1.4 s a step there) and data-parallel training past one process (8 s a step):
     each would give one sample and no interval at two units' cost or more. A larger --time-budget measures them."""
 
-    def __init__(self, sweep: Sweep | None, budget_s: float):
+    def __init__(self, sweep: Sweep | None, budget_s: float, peaks: dict[str, float] | None = None):
         self.sweep, self.budget_s = sweep, budget_s
+        self.peaks = peaks or {}  # this device's matrix-product TFLOP/s measured in the run, by dtype
         self.last: dict[str, tuple[float, float]] = {}  # the other fields -> (swept value, seconds per unit)
 
     def _key(self, case: Any) -> str | None:
@@ -241,10 +242,13 @@ class SweepCeiling:
             return None
         return json.dumps({k: v for k, v in case.point.items() if k != self.sweep.field}, sort_keys=True)
 
-    def skip_reason(self, case: Any) -> str | None:
+    def skip_reason(self, case: Any, variant: str | None = None) -> str | None:
         key = self._key(case)
-        if key is None or key not in self.last:
+        if key is None:
             return None
+        floor = self._floor_reason(case, variant)
+        if floor is not None or key not in self.last:
+            return floor
         assert self.sweep is not None
         field, value = self.sweep.field, case.point[self.sweep.field]
         last, seconds = self.last[key]
@@ -255,6 +259,31 @@ class SweepCeiling:
         return (
             f"a unit at {field} {value} would take about {predicted:.3g} s ({seconds:.3g} s measured at {last:g}, "
             f"{how}), more than the {self.budget_s:g} s time budget: raise --time-budget to measure it"
+        )
+
+    def _floor_reason(self, case: Any, variant: str | None) -> str | None:
+        """Where every process keeps its work (exponent 0), no point of the sweep is shorter than one process's
+        share of a unit at the device's measured matrix-product peak: a lower bound from the FLOP count, known
+        before anything is measured. Past the budget, every point would be one sample with no interval (and a
+        sweep of one point shows no scaling), so the whole sweep is skipped. On a 16-core CPU (1.06 TFLOP/s in
+        fp32) that is the fp32 data-parallel BERT-base step: 4.3 TFLOP, at least 4 s. The peak is the fp32 one
+        for a loop that declares fp32 (TF32 where measured), the fastest measured otherwise."""
+        assert self.sweep is not None
+        if self.sweep.exponent != 0 or not self.peaks or not case.flops_per_unit:
+            return None
+        loop = case.config.get("loops", {}).get(variant, {}) if variant else {}
+        dtypes = ("fp32", "tf32") if loop.get("precision") == "fp32" else tuple(self.peaks)
+        tflops = max((self.peaks[d] for d in dtypes if d in self.peaks), default=0.0)
+        if tflops <= 0:
+            return None
+        share = case.flops_per_unit / max(1, case.point[self.sweep.field])
+        floor = share / (tflops * 1e12)
+        if floor <= self.budget_s:
+            return None
+        return (
+            f"each process's step is {share / 1e12:.3g} TFLOP: at least {floor:.3g} s at this device's measured peak "
+            f"of {tflops:.3g} TFLOP/s, more than the {self.budget_s:g} s time budget at every {self.sweep.field} "
+            f"(one sample, no interval, no scaling to show): raise --time-budget to measure it"
         )
 
     def measured(self, case: Any, measurement: dict[str, Any]) -> None:
@@ -315,10 +344,10 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         raise ValueError(f"unknown job kind {kind!r}")
     workload = get_workload(job["workload"])
     cases = workload.cases(job["profile"])
-    ceiling = SweepCeiling(workload.swept, job["budget_s"])
+    ceiling = SweepCeiling(workload.swept, job["budget_s"], job.get("peaks"))
     for index in job["case_indices"]:
         _emit(out, {"event": "start", "index": index})
-        reason = ceiling.skip_reason(cases[index])
+        reason = ceiling.skip_reason(cases[index], job["variant"])
         if reason is not None:
             _emit(out, {"event": "result", "index": index, "status": "skipped", "skip_reason": reason})
             continue

@@ -146,3 +146,20 @@ def test_a_loops_ddp_settings_reach_distributed_data_parallel():
     finally:
         program.close()
     assert not _ranks_running()
+
+
+def test_the_runs_peaks_reach_the_measuring_process_and_bound_the_sweep(tmp_path):
+    """The matrix-product peaks the run measured travel with the job: a CPU whose fp32 peak puts even one
+    process's step past the budget skips the fp32 sweep in its measuring process, before any rank starts."""
+    from runner.schema import DevicePeak
+
+    plan = api.plan_run(
+        api.RunOptions(profile="tiny", workloads=["transformer-ddp"], frameworks=["torch"], devices=["cpu"])
+    )
+    (group,) = [g for g in plan.groups if g.variant == "as-written" and g.skip_reason is None]
+    slow = DevicePeak(framework="torch", device="cpu", device_name="CPU", dtype="fp32", n=64, median_s=1.0, tflops=1e-9)
+    started = time.monotonic()
+    measured = api.measure_group(plan, group, api.Progress(), peaks=[slow])
+    assert [m.status for m in measured] == ["skipped", "skipped"]
+    assert all("measured peak of 1e-09 TFLOP/s" in (m.skip_reason or "") for m in measured)
+    assert time.monotonic() - started < 60 and not _ranks_running()

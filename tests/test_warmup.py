@@ -181,3 +181,25 @@ def test_a_data_parallel_sweep_skips_the_process_counts_after_one_past_the_budge
     fast = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0)
     fast.measured(cases[1], {"median_s": 0.11})  # a GPU's step: every process count is measured
     assert all(fast.skip_reason(cases[w]) is None for w in (2, 4, 8))
+
+
+def test_a_data_parallel_sweep_past_the_budget_even_at_peak_is_skipped_before_measuring():
+    """Each process's share of a step at the device's measured peak is a lower bound on every point of the sweep:
+    the 16-core CPU's fp32 DDP step (4.3 TFLOP at 1.06 TFLOP/s) is skipped whole, nothing measured first."""
+    cases = {c.point["world_size"]: c for c in get("transformer-ddp").cases("standard")}
+    cpu = {"fp32": 1.06, "bf16": 4.4}
+    ceiling = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0, peaks=cpu)
+    reason = ceiling.skip_reason(cases[1], "as-written")
+    assert reason is not None and "4.05 s" in reason and "1.06 TFLOP/s" in reason and "--time-budget" in reason
+    assert ceiling.skip_reason(cases[2], "as-written") is not None  # the same share per process
+    # the bf16 loop may reach the bf16 peak: 0.98 s is no bound past the budget, so its first point is measured
+    assert ceiling.skip_reason(cases[1], "tuned") is None
+    assert SweepCeiling(get("transformer-ddp").swept, budget_s=6.0, peaks=cpu).skip_reason(cases[1], "as-written") is None
+    gpu = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0, peaks={"fp32": 52.0, "bf16": 711.0})
+    assert all(gpu.skip_reason(cases[w], "as-written") is None for w in (1, 2, 4, 8))
+    # no peak measured (--no-peaks, or it failed): nothing is predicted
+    assert SweepCeiling(get("transformer-ddp").swept, budget_s=2.0).skip_reason(cases[1], "as-written") is None
+    # a batch sweep keeps its first point whatever its FLOP count: the floor is for the same work per process
+    bert = next(c for c in get("transformer").cases("standard") if c.point["batch_size"] == 128)
+    slow = SweepCeiling(get("transformer").swept, budget_s=2.0, peaks={"fp32": 0.01})
+    assert slow.skip_reason(bert, "as-written") is None
