@@ -242,11 +242,11 @@ class SweepCeiling:
             return None
         return json.dumps({k: v for k, v in case.point.items() if k != self.sweep.field}, sort_keys=True)
 
-    def skip_reason(self, case: Any, variant: str | None = None) -> str | None:
+    def skip_reason(self, case: Any, precision: str | None = None) -> str | None:
         key = self._key(case)
         if key is None:
             return None
-        floor = self._floor_reason(case, variant)
+        floor = self._floor_reason(case, precision)
         if floor is not None or key not in self.last:
             return floor
         assert self.sweep is not None
@@ -261,18 +261,18 @@ class SweepCeiling:
             f"{how}), more than the {self.budget_s:g} s time budget: raise --time-budget to measure it"
         )
 
-    def _floor_reason(self, case: Any, variant: str | None) -> str | None:
+    def _floor_reason(self, case: Any, precision: str | None) -> str | None:
         """Where every process keeps its work (exponent 0), no point of the sweep is shorter than one process's
         share of a unit at the device's measured matrix-product peak: a lower bound from the FLOP count, known
         before anything is measured. Past the budget, every point would be one sample with no interval (and a
         sweep of one point shows no scaling), so the whole sweep is skipped. On a 16-core CPU (1.06 TFLOP/s in
-        fp32) that is the fp32 data-parallel BERT-base step: 4.3 TFLOP, at least 4 s. The peak is the fp32 one
-        for a loop that declares fp32 (TF32 where measured), the fastest measured otherwise."""
+        fp32) that is the data-parallel BERT-base step: 4.3 TFLOP, at least 4 s. The peak is the fp32 one (or
+        TF32, where measured) for a point that will run in fp32 (the implementation's `<builder>_precision`
+        says, before anything is built), the fastest measured otherwise."""
         assert self.sweep is not None
         if self.sweep.exponent != 0 or not self.peaks or not case.flops_per_unit:
             return None
-        loop = case.config.get("loops", {}).get(variant, {}) if variant else {}
-        dtypes = ("fp32", "tf32") if loop.get("precision") == "fp32" else tuple(self.peaks)
+        dtypes = ("fp32", "tf32") if precision == "fp32" else tuple(self.peaks)
         tflops = max((self.peaks[d] for d in dtypes if d in self.peaks), default=0.0)
         if tflops <= 0:
             return None
@@ -345,9 +345,12 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     workload = get_workload(job["workload"])
     cases = workload.cases(job["profile"])
     ceiling = SweepCeiling(workload.swept, job["budget_s"], job.get("peaks"))
+    module, _, builder = workload.implementations[job["framework"]].partition(":")
+    precision_of = getattr(importlib.import_module(module), f"{builder}_precision", None)
     for index in job["case_indices"]:
         _emit(out, {"event": "start", "index": index})
-        reason = ceiling.skip_reason(cases[index], job["variant"])
+        precision = precision_of(cases[index], job["variant"], device) if precision_of else None
+        reason = ceiling.skip_reason(cases[index], precision)
         if reason is not None:
             _emit(out, {"event": "result", "index": index, "status": "skipped", "skip_reason": reason})
             continue

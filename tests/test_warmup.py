@@ -189,17 +189,27 @@ def test_a_data_parallel_sweep_past_the_budget_even_at_peak_is_skipped_before_me
     cases = {c.point["world_size"]: c for c in get("transformer-ddp").cases("standard")}
     cpu = {"fp32": 1.06, "bf16": 4.4}
     ceiling = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0, peaks=cpu)
-    reason = ceiling.skip_reason(cases[1], "as-written")
+    reason = ceiling.skip_reason(cases[1], "fp32")
     assert reason is not None and "4.05 s" in reason and "1.06 TFLOP/s" in reason and "--time-budget" in reason
-    assert ceiling.skip_reason(cases[2], "as-written") is not None  # the same share per process
-    # the bf16 loop may reach the bf16 peak: 0.98 s is no bound past the budget, so its first point is measured
-    assert ceiling.skip_reason(cases[1], "tuned") is None
-    assert SweepCeiling(get("transformer-ddp").swept, budget_s=6.0, peaks=cpu).skip_reason(cases[1], "as-written") is None
+    assert ceiling.skip_reason(cases[2], "fp32") is not None  # the same share per process
+    # a bf16 step may reach the bf16 peak (as may one of unknown precision): 0.98 s is no bound past the budget
+    assert ceiling.skip_reason(cases[1], "bf16") is None and ceiling.skip_reason(cases[1]) is None
+    assert SweepCeiling(get("transformer-ddp").swept, budget_s=6.0, peaks=cpu).skip_reason(cases[1], "fp32") is None
     gpu = SweepCeiling(get("transformer-ddp").swept, budget_s=2.0, peaks={"fp32": 52.0, "bf16": 711.0})
-    assert all(gpu.skip_reason(cases[w], "as-written") is None for w in (1, 2, 4, 8))
+    assert all(gpu.skip_reason(cases[w], "fp32") is None for w in (1, 2, 4, 8))
     # no peak measured (--no-peaks, or it failed): nothing is predicted
-    assert SweepCeiling(get("transformer-ddp").swept, budget_s=2.0).skip_reason(cases[1], "as-written") is None
+    assert SweepCeiling(get("transformer-ddp").swept, budget_s=2.0).skip_reason(cases[1], "fp32") is None
     # a batch sweep keeps its first point whatever its FLOP count: the floor is for the same work per process
     bert = next(c for c in get("transformer").cases("standard") if c.point["batch_size"] == 128)
     slow = SweepCeiling(get("transformer").swept, budget_s=2.0, peaks={"fp32": 0.01})
-    assert slow.skip_reason(bert, "as-written") is None
+    assert slow.skip_reason(bert, "fp32") is None
+
+
+def test_the_data_parallel_precision_is_known_before_the_build():
+    """The bound's peak follows the precision the point will run in: fp32 on the CPU for both loops (autocast is
+    for GPUs), as the built program then reports."""
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.distributed import transformer_ddp_precision
+
+    case = get("transformer-ddp").cases("tiny")[0]
+    assert {transformer_ddp_precision(case, v, make_device("cpu")) for v in ("as-written", "tuned")} == {"fp32"}

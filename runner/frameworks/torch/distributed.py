@@ -121,7 +121,7 @@ class Replica:
         # all-reduce still starts during the backward pass; no CUDA graphs, which cannot hold that all-reduce.
         self.compiled = self.tuned and on_gpu and loop.get("compile") == "inductor-on-gpu"
         self.forward: Any = torch.compile(self.ddp) if self.compiled else self.ddp
-        self.autocast = self.tuned and (on_gpu and torch.cuda.is_bf16_supported())
+        self.autocast = bf16_autocast(variant, kind)
         extra: dict[str, Any] = {"fused": True} if self.tuned else {}  # fused AdamW: CUDA, ROCm and the CPU
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg["lr"], **extra)
         self.host_batch = transformer_batch(cfg["model"], cfg["batch"])
@@ -259,8 +259,18 @@ class DataParallelTransformer(Program):
             replica.close()
 
 
+def bf16_autocast(variant: str, kind: str) -> bool:
+    """The tuned loop trains under bf16 autocast on GPUs that have bf16; every other step runs in fp32."""
+    return variant == "tuned" and kind in ("cuda", "rocm") and torch.cuda.is_bf16_supported()
+
+
 def transformer_ddp(case: Case, variant: str, device: TorchDevice) -> Program:
     return DataParallelTransformer(case, variant, device)
+
+
+def transformer_ddp_precision(case: Case, variant: str, device: TorchDevice) -> str:
+    """The precision a point will run in, known before anything is built (runner.worker.SweepCeiling's bound)."""
+    return "bf16" if bf16_autocast(variant, device.kind) else "fp32"
 
 
 def _die_with_parent() -> None:
