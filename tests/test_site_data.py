@@ -308,8 +308,12 @@ def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one()
     earlier = [
         digest
         for digest in known.superseded(SUITE_VERSION)
-        if (known.table(SUITE_VERSION)[digest].workload, known.table(SUITE_VERSION)[digest].point)
-        == ("transformer", point)
+        if (
+            known.table(SUITE_VERSION)[digest].workload,
+            known.table(SUITE_VERSION)[digest].variant,
+            known.table(SUITE_VERSION)[digest].point,
+        )
+        == ("transformer", "as-written", point)
     ]
     assert len(earlier) == 1, earlier
     fixed = make_measurement(workload="transformer", point=point, variant="as-written", median_s=1.0)

@@ -175,3 +175,47 @@ def test_every_hash_of_the_suite_is_known_with_its_figures():
                     assert (entry.workload, entry.point, entry.variant) == (case.workload, case.point, variant)
                     assert entry.params == case.params is not None and entry.flops_per_unit == case.flops_per_unit
     assert known.table(1) and known.table(99) is None
+
+
+def _compile_points(fresh: bool, points: int) -> list[int]:
+    """Compile `points` tiny Hugging Face models one after another in this process, as a tuned sweep's points are
+    (Dynamo's eager backend: the cache behaviour without Inductor's cost); returns the graphs each compiled."""
+    import torch
+
+    from runner.frameworks.torch.workloads import build_transformer, compile_fresh, transformer_batch
+    from runner.workloads.suite import MODELS
+
+    graphs = []
+    for i in range(points):
+        torch._dynamo.utils.counters.clear()
+        name = ("bert-tiny", "vit-tiny", "convnext-mini")[i % 3]
+        model = build_transformer(MODELS[name])
+        if fresh:
+            compile_fresh(model)
+        step = torch.compile(model, backend="eager")
+        batch = transformer_batch(MODELS[name], 2 + i)  # a new batch size each point, as a sweep's
+        step(**batch)
+        step(**batch)  # the second step: HF's loss has set config.problem_type by now
+        graphs.append(torch._dynamo.utils.counters["stats"]["unique_graphs"])
+    return graphs
+
+
+def test_each_compiled_point_starts_from_an_empty_dynamo_cache():
+    """Every HF model's forward goes through one shared decorator: without a reset, a sweep's points fill one code
+    object's cache, and past the recompile limit Dynamo would silently run the rest eagerly (here it must raise:
+    compile_fresh makes a limit hit an error). With compile_fresh before each point, every point compiles one graph,
+    not two: HF's loss sets config.problem_type on the first step, which compile_fresh sets beforehand."""
+    import torch
+
+    pytest.importorskip("transformers")
+    limit = torch._dynamo.config.recompile_limit
+    try:
+        torch._dynamo.config.recompile_limit = 3
+        assert _compile_points(fresh=True, points=6) == [1] * 6
+        with pytest.raises(Exception, match="(?i)recompile.?limit|cache.?size"):
+            torch._dynamo.reset()
+            _compile_points(fresh=False, points=6)  # the flag compile_fresh set is still on
+    finally:
+        torch._dynamo.config.recompile_limit = limit
+        torch._dynamo.config.fail_on_recompile_limit_hit = False
+        torch._dynamo.reset()

@@ -37,7 +37,7 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
 from runner.frameworks.torch import TorchDevice
-from runner.frameworks.torch.workloads import Program, build_transformer, transformer_batch
+from runner.frameworks.torch.workloads import Program, build_transformer, compile_fresh, transformer_batch
 from runner.workloads.base import Case
 from runner.workloads.suite import CPU_WORLD_MAX
 
@@ -120,6 +120,8 @@ class Replica:
         # GPUs compiles the DDP module. Dynamo splits the graph at DDP's bucket boundaries, so each bucket's
         # all-reduce still starts during the backward pass; no CUDA graphs, which cannot hold that all-reduce.
         self.compiled = self.tuned and on_gpu and loop.get("compile") == "inductor-on-gpu"
+        if self.compiled:
+            compile_fresh(self.model)  # rank 0 measures the sweep's points in one process
         self.forward: Any = torch.compile(self.ddp) if self.compiled else self.ddp
         self.autocast = bf16_autocast(variant, kind)
         extra: dict[str, Any] = {"fused": True} if self.tuned else {}  # fused AdamW: CUDA, ROCm and the CPU
