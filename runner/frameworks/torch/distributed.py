@@ -141,6 +141,8 @@ class Replica:
         self.optimizer.zero_grad()  # PyTorch's default: gradients freed (set to None), not zeroed
 
     def close(self) -> None:
+        if self.compiled:
+            torch._dynamo.reset()  # its graphs go with the point
         if dist.is_initialized():
             dist.destroy_process_group()
 

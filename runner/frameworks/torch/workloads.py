@@ -680,6 +680,10 @@ class TransformerProgram(Program):
                 notes.append("eager (no torch.compile on this device)")
             self.notes = tuple(notes)
 
+    def close(self) -> None:
+        if self.forward is not self.model:  # compiled: its graphs go now, while the worker's collection sees them
+            torch._dynamo.reset()
+
     def _batch(self) -> dict[str, torch.Tensor]:
         if self.resident is not None:
             return self.resident
