@@ -90,7 +90,9 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     parameters, 1 batch), framework and loop: one row per slider position g inside the measured range, with
     the interpolated speedup s and its interval (lo, hi), the nearest measured point and how many machines
     stand behind it; and one row with g = -1 that gives the measured range (low, high), which the page
-    shows where the slider is outside it. Short names: the grid travels in the page."""
+    shows where the slider is outside it. A family, framework and loop that no accelerator has (no machine timed
+    it on both its CPU and an accelerator in the compared suite) gets one row with g = -2, so the page says so
+    instead of showing nothing. Short names: the grid travels in the page."""
     if site_speedups.empty:
         return pd.DataFrame(columns=GRID_COLUMNS), []
     summary = aggregate.speedup_summary(aggregate.top_models(site_speedups, "gpu_model"))
@@ -126,12 +128,26 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                         "n": int(nearest["machines"]),
                     }
                 )
+    frameworks = sorted({row["fw"] for row in rows})
+    have = {(row["f"], row["fw"], row["loop"]) for row in rows}
+    for f, (_, axis, _) in enumerate(families):
+        for framework in frameworks:
+            for variant in LOOPS:
+                if (f, framework, variant) not in have:
+                    a = 0 if axis == "params" else 1
+                    rows.append({"f": f, "a": a, "g": -2, "gpu": "-", "fw": framework, "loop": variant})
     return pd.DataFrame(rows, columns=GRID_COLUMNS), [label for label, _, _ in families]
+
+
+LOOPS = ("as-written", "tuned")
+NOTHING_MEASURED = "no machine has timed this on its CPU and an accelerator"
 
 
 def answer(row: dict[str, Any]) -> str:
     """The advisor's sentence for one grid row, as the page's Vega expression writes it (for tests and
     the methodology page)."""
+    if row["g"] == -2:
+        return f"no estimate: {NOTHING_MEASURED}"
     if row["g"] == -1:
         unit = "parameters" if row["a"] == 0 else "batch"
         return f"no estimate: measured from {row['low']:,.0f} to {row['high']:,.0f} {unit} only"
@@ -155,7 +171,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         bind=alt.binding_select(options=frameworks, name="Framework "),
     )
     loop = alt.param(
-        name="loop", value="as-written", bind=alt.binding_select(options=["as-written", "tuned"], name="Loop ")
+        name="loop", value="as-written", bind=alt.binding_select(options=list(LOOPS), name="Loop ")
     )
     params = alt.param(
         name="log_params",
@@ -171,7 +187,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
     )
     position = f"(datum.a == 0 ? round(log_params * {PARAM_STEPS}) : log_batch)"
     chosen = (
-        f"datum.f == family && datum.fw == framework && datum.loop == loop && (datum.g == -1 || datum.g == {position})"
+        f"datum.f == family && datum.fw == framework && datum.loop == loop && (datum.g < 0 || datum.g == {position})"
     )
     # Per accelerator: the row at the slider's position if there is one, else its measured-range row.
     base = (
@@ -189,7 +205,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         alt.Tooltip("near:N", title="nearest measured"),
         alt.Tooltip("n:Q", title="machines"),
     ]
-    inside = base.transform_filter("datum.g != -1")
+    inside = base.transform_filter("datum.g >= 0")
     chart = _interval_panel(
         inside,
         ("s", "lo", "hi"),
@@ -202,7 +218,8 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
     said = "(datum.lo > 1 ? 'accelerator faster' : (datum.hi < 1 ? 'CPU faster' : 'no clear winner'))"
     text = (
         base.transform_calculate(
-            line="datum.g == -1 ? [datum.gpu, 'no estimate: measured from ' + format(datum.low, ',.0f') + ' to '"
+            line=f"datum.g == -2 ? ['no estimate', '{NOTHING_MEASURED}'] : "
+            "datum.g == -1 ? [datum.gpu, 'no estimate: measured from ' + format(datum.low, ',.0f') + ' to '"
             " + format(datum.high, ',.0f') + (datum.a == 0 ? ' parameters' : ' batch') + ' only'] : "
             "[datum.gpu, format(datum.s, '.2f') + 'x (' + format(datum.lo, '.2f') + ' .. '"
             f" + format(datum.hi, '.2f') + '): ' + {said}, 'nearest measured: ' + datum.near + ', '"

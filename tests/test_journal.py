@@ -32,7 +32,7 @@ RUN = [
     "--workload",
     "tabular-mlp",
     "--time-budget",
-    "0.05",
+    "0.5",  # six measurements of at least 0.5 s each: a kill 0 to 0.6 s after one finished always lands mid-run
     "--no-profiler",
 ]
 
@@ -97,7 +97,8 @@ def _kill_at_random(results: Path, folder: Path, rng: random.Random) -> None:
                 break
             time.sleep(0.05)
         assert process.poll() is None, (results.parent / "stderr.log").read_text()
-        time.sleep(rng.uniform(0.0, 1.5))
+        time.sleep(rng.uniform(0.0, 0.6))
+        assert process.poll() is None, "the run ended before the kill: nothing left to test"
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
 

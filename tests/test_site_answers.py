@@ -181,6 +181,9 @@ def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
         == "no estimate: measured from 100 to 1,000,000 parameters only"
     )
     assert at.loc[18, "near"] == "depth=4" and at.loc[18, "n"] == 1
+    # A loop no machine timed on both sides: one row that says so, not an empty answer.
+    (nothing,) = advisor.advisor_grid(site.speedups)[0].query("loop == 'as-written'").to_dict("records")
+    assert nothing["g"] == -2 and advisor.answer(nothing) == f"no estimate: {advisor.NOTHING_MEASURED}"
 
 
 def test_open_data_parquet_has_the_csv_rows(tmp_path):
