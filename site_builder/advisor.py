@@ -170,9 +170,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         value="torch" if "torch" in frameworks else frameworks[0],
         bind=alt.binding_select(options=frameworks, name="Framework "),
     )
-    loop = alt.param(
-        name="loop", value="as-written", bind=alt.binding_select(options=list(LOOPS), name="Loop ")
-    )
+    loop = alt.param(name="loop", value="as-written", bind=alt.binding_select(options=list(LOOPS), name="Loop "))
     params = alt.param(
         name="log_params",
         value=5.0,

@@ -212,7 +212,7 @@ def test_each_compiled_point_starts_from_an_empty_dynamo_cache():
     try:
         torch._dynamo.config.recompile_limit = 3
         assert _compile_points(fresh=True, points=6) == [1] * 6
-        with pytest.raises(Exception, match="(?i)recompile.?limit|cache.?size"):
+        with pytest.raises(Exception, match=r"(?i)recompile.?limit|cache.?size"):
             torch._dynamo.reset()
             _compile_points(fresh=False, points=6)  # the flag compile_fresh set is still on
     finally:

@@ -42,7 +42,10 @@ def print_parts(log: Path) -> None:
         row[1] += entry["wall_s"]
         for i, part in enumerate(PARTS):
             row[2 + i] += entry.get(part) or 0.0
-    print("\n| workload | framework | device | variant | n | wall (s) | build | warm-up | steady | profiled step | close |")
+    print(
+        "\n| workload | framework | device | variant | n | wall (s) | build | warm-up | steady | profiled step "
+        "| close |"
+    )
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for key, row in sorted(rows.items(), key=lambda item: -item[1][1]):
         print(f"| {' | '.join(key)} | {row[0]:.0f} | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |")
