@@ -23,6 +23,7 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from runner.workloads.base import VARIANTS
 from site_builder import aggregate
 from site_builder.charts import one_x, ordered, point_labels
 from site_builder.uncertainty import Interval, verdict
@@ -132,14 +133,13 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     have = {(row["f"], row["fw"], row["loop"]) for row in rows}
     for f, (_, axis, _) in enumerate(families):
         for framework in frameworks:
-            for variant in LOOPS:
+            for variant in VARIANTS:
                 if (f, framework, variant) not in have:
                     a = 0 if axis == "params" else 1
                     rows.append({"f": f, "a": a, "g": -2, "gpu": "-", "fw": framework, "loop": variant})
     return pd.DataFrame(rows, columns=GRID_COLUMNS), [label for label, _, _ in families]
 
 
-LOOPS = ("as-written", "tuned")
 NOTHING_MEASURED = "no machine has timed this on its CPU and an accelerator"
 
 
@@ -170,7 +170,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         value="torch" if "torch" in frameworks else frameworks[0],
         bind=alt.binding_select(options=frameworks, name="Framework "),
     )
-    loop = alt.param(name="loop", value="as-written", bind=alt.binding_select(options=list(LOOPS), name="Loop "))
+    loop = alt.param(name="loop", value="as-written", bind=alt.binding_select(options=list(VARIANTS), name="Loop "))
     params = alt.param(
         name="log_params",
         value=5.0,

@@ -275,12 +275,13 @@ def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
 
 
-def test_a_measurement_frees_its_program_and_freezes_nothing_it_built(tmp_path):
+def test_a_measurement_frees_its_program_reference_cycles_included(tmp_path):
     """The measuring child freezes its heap before each build and never unfreezes it (a full collection costs 0.1
     to 0.2 s a measurement): what the program built, reference cycles included, must still be freed when the
-    measurement ends, or a sweep's models would pile up in memory."""
+    measurement ends, or a sweep's models would pile up in memory. (Frozen, the cycle would never be freed: with
+    the freeze moved after the build, this fails.)"""
     script = """
-import gc, io, sys, weakref
+import io, sys, weakref
 sys.path.insert(0, sys.argv[1])
 import isolation_workloads
 from runner import worker
@@ -304,10 +305,6 @@ job = {"workload": "test-mixed", "variant": "as-written", "framework": "torch", 
 for case in get("test-mixed").cases("tiny")[:1] * 3:
     worker.measure_case(job, case, device, io.StringIO(), 0)
     assert alive[-1]() is None, "the program outlived its measurement"
-    assert not any(isinstance(o, Payload) for o in gc.get_objects()), "a program's object is left"
-frozen = gc.get_freeze_count()
-worker.measure_case(job, get("test-mixed").cases("tiny")[0], device, io.StringIO(), 0)
-assert gc.get_freeze_count() - frozen < 1000, (frozen, gc.get_freeze_count())  # nothing of the program frozen
 print("ok")
 """
     done = subprocess.run(

@@ -669,9 +669,10 @@ class TransformerProgram(Program):
         else:
             self.optimizer = None
         self.forward: Callable[..., Any] = self.model
+        self.compiled = self.tuned and device.kind in ("cuda", "rocm")
         if self.tuned:
             notes = ["bf16 autocast, fp32 weights" if self.autocast else "bf16 weights" if bf16 else "fp32"]
-            if device.kind in ("cuda", "rocm"):
+            if self.compiled:
                 compile_fresh(self.model)
                 self.forward = torch.compile(self.model, mode="reduce-overhead")
                 self.warmup_units = 3  # compilation, then the CUDA graphs are recorded: all before the clock
@@ -681,7 +682,7 @@ class TransformerProgram(Program):
             self.notes = tuple(notes)
 
     def close(self) -> None:
-        if self.forward is not self.model:  # compiled: its graphs go now, while the worker's collection sees them
+        if self.compiled:  # its graphs go now, while the worker's collection sees them
             torch._dynamo.reset()
 
     def _batch(self) -> dict[str, torch.Tensor]:
