@@ -321,7 +321,7 @@ def test_the_advisors_controls_change_its_answer(site, server, browser):
         said = _texts(page)  # the tuned loop, still chosen: an answer, or why there is none; never nothing
         assert said and all("x (" in t or "no estimate" in t or "no machine has timed" in t for t in said), said
         # The as-written loop: the committed H100 runs time it on both sides (the tuned loop's hashes changed on
-        # 2026-11-24, and until a run of the fixed loop lands its earlier runs are shown apart, not here).
+        # 2026-11-24; the fixed loop's committed run timed the GPU only, and earlier runs are shown apart).
         page.locator(".vega-bind", has_text="Loop").locator("select").select_option("as-written")
         _set_range(page, "Batch size", 5)
         page.wait_for_timeout(300)
