@@ -105,6 +105,7 @@ class RunOptions:
     profile_ops: bool = True
     equivalence: bool = True  # prove each non-PyTorch framework's models equal PyTorch's before measuring
     peaks: bool = True  # measure each device's matrix-product throughput (the denominator of "% of peak")
+    compile_ahead: bool = True  # compile the points of a compiled loop several at a time first (compile_ahead)
     command: str = "benchsite run"
 
 
@@ -138,6 +139,7 @@ class Plan:
     budget_s: float = 0.0
     timeout_s: float = 0.0
     phase_s: dict[str, float] = field(default_factory=dict)  # wall seconds per phase, filled as the run goes
+    compile_cache: str | None = None  # where compilers cache their work during the run (see compile_cache)
 
     @property
     def total(self) -> int:
@@ -152,6 +154,8 @@ class Progress:
     case_started: Callable[[Group, Case], None] = lambda group, case: None
     case_progress: Callable[[Group, Case, int, float], None] = lambda group, case, n, elapsed: None
     case_finished: Callable[[Group, Case, Measurement], None] = lambda group, case, m: None
+    # The compile-ahead pass of a group: (group, points compiled so far, points in all, children side by side).
+    ahead: Callable[[Group, int, int, int], None] = lambda group, done, total, children: None
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -425,6 +429,103 @@ def device_name(plan: Plan, kind: str) -> str:
     return next((a.model for a in plan.machine.accelerators if a.vendor == vendor), kind)
 
 
+# The compile-ahead pass (compile_ahead): at most this many children side by side, each with at least this many CPU
+# cores for Inductor's kernel-compiling pool and this much device memory for its point's first step.
+AHEAD_MAX_CHILDREN = 4
+AHEAD_CORES_PER_CHILD = 4
+AHEAD_GIB_PER_CHILD = 16
+
+
+def ahead_children(plan: Plan, group: Group, pending: int) -> int:
+    """How many compile-ahead children the group gets: none where its loop compiles nothing on this device, and
+    none where fewer than two fit side by side (one child compiles no sooner than the measuring process)."""
+    if not plan.options.compile_ahead or group.skip_reason:
+        return 0
+    if group.device not in group.workload.compiled_on.get((group.framework, group.variant), ()):
+        return 0
+    if group.device == "cpu":
+        memory = plan.machine.memory_gib
+    else:
+        vendor = {"cuda": "nvidia", "rocm": "amd", "mps": "apple"}[group.device]
+        memory = next((a.memory_gib or 0.0 for a in plan.machine.accelerators if a.vendor == vendor), 0.0)
+    cores = os.cpu_count() or 1
+    children = min(AHEAD_MAX_CHILDREN, pending, cores // AHEAD_CORES_PER_CHILD, int(memory // AHEAD_GIB_PER_CHILD))
+    return children if children >= 2 else 0
+
+
+def compile_ahead(plan: Plan, group: Group, progress: Progress, done: dict[int, Measurement] | None = None) -> None:
+    """Compile the group's points ahead of their measurements, several at a time, into the run's compile cache.
+
+    A compiled point's warm-up is mostly its compilation, and the measuring process compiles its points one after
+    another while the device idles and most cores wait: the tuned transformer sweep's 13 points on an H100 spent
+    347 s warming up. Here each point's first step runs in a child of its own, `ahead_children` at a time, largest
+    first. The measuring process then compiles each point from a fresh Dynamo (runner.frameworks.torch.workloads.
+    compile_fresh) and Inductor loads the graphs from the cache; its notes say how many it loaded and how many it
+    compiled itself. What is timed does not change: the same kernels, autotuned by the measuring process alone
+    (runner.frameworks.torch.compile_ahead_setup), all before the clock. A point that fails here only loses its
+    head start."""
+    done = done or {}
+    pending = [(i, c) for i, c in zip(group.indices, group.cases, strict=True) if i not in done]
+    children = ahead_children(plan, group, len(pending))
+    if not children:
+        return
+    pending.sort(key=lambda item: -(item[1].flops_per_unit or 0.0))
+    cores = os.cpu_count() or 1
+    job = {
+        "kind": "compile",
+        "framework": group.framework,
+        "device": group.device,
+        "cpu_name": plan.machine.cpu.model,
+        "workload": group.workload.id,
+        "variant": group.variant,
+        "profile": plan.options.profile,
+        "compile_cache": plan.compile_cache,
+        "compile_threads": max(1, cores // children),
+    }
+    finished: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    progress.ahead(group, 0, len(pending), children)
+
+    def on_event(event: dict[str, Any]) -> None:
+        if event.get("event") == "compiled":
+            finished.append(event)
+            progress.ahead(group, len(finished), len(pending), children)
+
+    jobs = [{**job, "case_indices": [index]} for index, _ in pending]
+    failures = executor.run_parallel(jobs, children, plan.timeout_s, on_event)
+    failed = [e for e in finished if e["status"] == "failed"]
+    reasons = [f"{e['error']['type']}: {e['error']['message'][:200]}" for e in failed]
+    reasons += [f"{f.type}: {f.message[:200]}" for f in failures if f is not None]
+    ok = sum(e["status"] == "ok" for e in finished)
+    text = (
+        f"Compiled {ok} of {len(pending)} {group.workload.id} {group.variant} {group.framework}/{group.device} points "
+        f"ahead in {time.perf_counter() - started:.0f} s, {children} at a time"
+    )
+    if reasons:
+        text += f"; the rest compile in their measurement ({reasons[0]})"
+    progress.note(text)
+
+
+@contextlib.contextmanager
+def compile_cache(plan: Plan) -> Iterator[None]:
+    """The folder compilers cache their work in during the run (plan.compile_cache, handed to every child): the
+    user's TORCHINDUCTOR_CACHE_DIR where set, else a folder of this run's own, removed at its end. A run's own cache
+    makes its warm-up and wall times the same on a machine whose cache is cold or warm from other work, and leaves
+    nothing behind (Inductor's cache of the transformer sweep holds hundreds of MB)."""
+    own = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    if own:
+        plan.compile_cache = own
+        yield
+        return
+    folder = tempfile.mkdtemp(prefix="benchsite-compile-")
+    plan.compile_cache = folder
+    try:
+        yield
+    finally:
+        plan.compile_cache = None
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def measure_group(
     plan: Plan,
     group: Group,
@@ -460,6 +561,7 @@ def measure_group(
         "budget_s": plan.budget_s,
         "profile_ops": plan.options.profile_ops,
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
+        "compile_cache": plan.compile_cache,
     }
     measurements: dict[int, Measurement] = dict(done)
     by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
@@ -577,7 +679,9 @@ def execute(
             log.phase(kind, items)
         return items
 
+    cache = contextlib.ExitStack()
     try:
+        cache.enter_context(compile_cache(plan))
         with _phase(phases, "sync self-tests"):
             selftests = phase("selftests", resume.selftests if resume else None, lambda: run_selftests(plan))
         for test in selftests:
@@ -597,6 +701,9 @@ def execute(
                 if log is not None:
                     log.measurement(key, index, m)
 
+            if ahead_children(plan, group, len(group.indices)):
+                with _phase(phases, f"compile ahead {group.framework} {group.workload.id}"):
+                    compile_ahead(plan, group, progress, done)
             with _phase(phases, f"measure {group.framework} {group.workload.id}"):
                 measurements.extend(measure_group(plan, group, progress, done, record, peaks))
     except (executor.Interrupted, KeyboardInterrupt):
@@ -604,6 +711,7 @@ def execute(
         progress.note("Interrupted: writing the measurements that finished.")
     finally:
         executor.close_fork_servers()
+        cache.close()
         if log is not None:
             log.close()
     finished = datetime.now(timezone.utc)

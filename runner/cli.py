@@ -99,6 +99,14 @@ def run(
     no_profiler: Annotated[
         bool, typer.Option("--no-profiler", help="Skip the per-device top-operator profile of the transformer steps.")
     ] = False,
+    no_compile_ahead: Annotated[
+        bool,
+        typer.Option(
+            "--no-compile-ahead",
+            help="Compile each point of a compiled loop (the tuned transformer sweep on a GPU) only in its own "
+            "measurement, one after another, instead of several at a time first. Slower; what is timed is the same.",
+        ),
+    ] = False,
     no_equivalence: Annotated[
         bool,
         typer.Option(
@@ -151,6 +159,7 @@ def run(
         results_dir=results_dir,
         profile_ops=not no_profiler,
         equivalence=not no_equivalence,
+        compile_ahead=not no_compile_ahead,
         command=api.command_line(
             {
                 "profile": profile,
@@ -161,6 +170,7 @@ def run(
                 "time_budget": time_budget,
                 "timeout": timeout,
                 "no_profiler": no_profiler,
+                "no_compile_ahead": no_compile_ahead,
                 "no_equivalence": no_equivalence,
                 "spark_master": spark_master,
             }
@@ -275,8 +285,20 @@ def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFil
             unstable = "" if m.stable else " [yellow](unstable)[/yellow]"
             bars.console.print(f"{label(group, case)}: {format_seconds(m.median_s)} per {m.unit}{unstable}")
 
+    def ahead(group: Group, done: int, total: int, children: int) -> None:
+        what = escape(f"{group.workload.id} {group.variant} {group.framework}/{group.device}")
+        description = f"  compiling {total} {what} points ahead, {children} at a time"
+        if done == 0:
+            bars.reset(current, total=total, description=description, visible=True)
+        else:
+            bars.update(current, completed=done, description=description)
+
     progress = api.Progress(
-        note=lambda t: bars.console.print(escape(t)), case_started=started, case_progress=step, case_finished=finished
+        note=lambda t: bars.console.print(escape(t)),
+        case_started=started,
+        case_progress=step,
+        case_finished=finished,
+        ahead=ahead,
     )
     with bars:
         return api.execute(plan, progress, recovered)

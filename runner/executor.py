@@ -151,13 +151,17 @@ def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -
 
 
 def run_child(
-    job: dict[str, Any], on_event: EventHandler, timeout_s: float, env: dict[str, str] | None = None
+    job: dict[str, Any],
+    on_event: EventHandler,
+    timeout_s: float,
+    env: dict[str, str] | None = None,
+    stop: threading.Event | None = None,
 ) -> ChildFailure | None:
     """Run one job in a fresh measuring process (see `_start`) and pass its events to on_event.
 
     The time limit applies per case: it restarts at every `start` event (plus a start-up allowance
     for the first). Returns None when the child finished cleanly, else why it did not. Raises Interrupted
-    on Ctrl-C after killing the child.
+    on Ctrl-C after killing the child; `stop`, once set (from another thread), kills it too.
     """
     with tempfile.TemporaryFile() as stderr:
         proc = _start(job, env, stderr)
@@ -174,6 +178,9 @@ def run_child(
         reported_error: ChildFailure | None = None
         try:
             while True:
+                if stop is not None and stop.is_set():
+                    _kill(proc)
+                    return ChildFailure("Interrupted", "stopped: the run was interrupted")
                 try:
                     line = lines.get(timeout=max(0.05, min(1.0, deadline - time.monotonic())))
                 except queue.Empty:
@@ -260,6 +267,37 @@ def run_cases(
                 remaining.remove(index)
                 on_event(event)
     return results
+
+
+def run_parallel(
+    jobs: list[dict[str, Any]], concurrency: int, timeout_s: float, on_event: EventHandler
+) -> list[ChildFailure | None]:
+    """Run each job in its own fresh child, `concurrency` at a time, in order; on_event gets every child's events,
+    one at a time. Returns each job's failure (None where its child finished cleanly). On Ctrl-C every running
+    child is stopped and Interrupted is raised."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    def handle(event: dict[str, Any]) -> None:
+        with lock:
+            on_event(event)
+
+    def run(job: dict[str, Any]) -> ChildFailure | None:
+        if stop.is_set():
+            return ChildFailure("Interrupted", "not started: the run was interrupted")
+        return run_child(job, handle, timeout_s, stop=stop)
+
+    pool = ThreadPoolExecutor(max(1, concurrency), thread_name_prefix="benchsite-child")
+    futures = [pool.submit(run, job) for job in jobs]
+    try:
+        return [future.result() for future in futures]
+    except KeyboardInterrupt:
+        stop.set()
+        raise Interrupted() from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def run_simple(job: dict[str, Any], timeout_s: float) -> tuple[dict[str, Any] | None, ChildFailure | None]:

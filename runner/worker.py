@@ -8,6 +8,10 @@ stderr so it cannot corrupt the protocol. Jobs:
 - measure:   a list of cases of one workload, variant and device; one `result` line per case
 - equivalence: output, loss and gradients of (workload, case) items on the CPU, saved as .npz files for
   runner.equivalence to compare (the reference framework makes the weights and batch the others load)
+- compile:   compile cases ahead of their measurement into the run's compile cache; nothing is timed
+  (runner.api.compile_ahead)
+
+A job's `compile_cache`, where given, is the folder compilers cache their work in (TORCHINDUCTOR_CACHE_DIR).
 
 After a failed case the child exits (a CUDA error can poison the whole process); the parent starts a
 fresh child for the cases that remain.
@@ -325,8 +329,43 @@ def run_equivalence(job: dict[str, Any], out: IO[str]) -> int:
     return 0
 
 
+def run_compile(job: dict[str, Any], framework: Any, device: Any, out: IO[str]) -> int:
+    """Compile each case ahead of its measurement: build its program and run one unit (Dynamo traces the model,
+    Inductor compiles the forward graph, and on the first backward the backward graph, into the compile cache),
+    then close it. One `compiled` line per case, with its status and seconds; nothing here is timed for the result
+    file, and a failure costs only the head start (the measurement compiles that point itself)."""
+    setup = getattr(framework, "compile_ahead_setup", None)
+    if setup is not None:
+        setup(job["compile_threads"])
+    workload = get_workload(job["workload"])
+    cases = workload.cases(job["profile"])
+    builder = import_builder(workload.implementations[job["framework"]])
+    for index in job["case_indices"]:
+        started = time.perf_counter()
+        event: dict[str, Any] = {"event": "compiled", "index": index, "status": "ok"}
+        program = None
+        try:
+            program = builder(cases[index], job["variant"], device)
+            program.run_unit()
+            engine_options(program, device)["sync"]()
+        except PointSkipped as skipped:
+            event.update(status="skipped", skip_reason=str(skipped))
+        except Exception as exc:
+            event.update(status="failed", error=error_info(exc))
+        finally:
+            if program is not None:
+                program.close()
+            del program
+            gc.collect()
+        event["seconds"] = time.perf_counter() - started
+        _emit(out, event)
+    return 0
+
+
 def run_job(job: dict[str, Any], out: IO[str]) -> int:
     kind = job["kind"]
+    if job.get("compile_cache"):  # read when a compiler first caches, long after the framework's import
+        os.environ["TORCHINDUCTOR_CACHE_DIR"] = job["compile_cache"]
     framework = _framework(job["framework"])
     if kind == "describe":
         _emit(out, {"event": "describe", "info": framework.describe()})
@@ -340,6 +379,8 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     if kind == "peak":
         _emit(out, {"event": "peak", "peaks": framework.measure_peaks(device)})
         return 0
+    if kind == "compile":
+        return run_compile(job, framework, device, out)
     if kind != "measure":
         raise ValueError(f"unknown job kind {kind!r}")
     workload = get_workload(job["workload"])

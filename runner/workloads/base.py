@@ -108,6 +108,10 @@ class Workload:
     # The point field the cases sweep upward, and how a unit grows along it (runner.worker.SweepCeiling skips the
     # points that would outlast the time budget).
     swept: Sweep | None = None
+    # (framework, variant) -> the device kinds on which that loop compiles each point (torch.compile): there the
+    # run compiles the points ahead, several at a time, into the run's compile cache, and each measurement then
+    # compiles from a fresh Dynamo with Inductor's work cached (runner.api.compile_ahead).
+    compiled_on: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------

@@ -371,6 +371,10 @@ TRANSFORMER_LOOPS = {
 }
 
 
+# Where the tuned transformer loop compiles its model (torch.compile with CUDA graphs); elsewhere it runs eagerly.
+TRANSFORMER_COMPILED_ON = ("cuda", "rocm")
+
+
 def transformer_cases(profile: str) -> list[Case]:
     cases = []
     for model, mode, batches in TRANSFORMER_SWEEP[profile]:
@@ -807,6 +811,7 @@ WORKLOADS = [
         },
         deviations=_deviations("transformer", "step"),
         swept=Sweep("batch_size"),
+        compiled_on={("torch", "tuned"): TRANSFORMER_COMPILED_ON},
     ),
     Workload(
         "spark-inference",

@@ -28,6 +28,18 @@ PRELOAD = (
 )
 
 
+def compile_ahead_setup(threads: int) -> None:
+    """In a compile-ahead child (runner.api.compile_ahead), one of several side by side: Inductor's pool of
+    kernel-compiling processes sized to this child's share of the CPU, and no autotuning result kept. Those
+    children's kernel timings disturb each other, so a configuration they chose could be the wrong one; each
+    measuring process autotunes its kernels alone, as it does without a compile-ahead pass (neither setting is
+    part of Inductor's cache key)."""
+    import torch._inductor.config
+
+    torch._inductor.config.compile_threads = max(1, threads)
+    torch._inductor.config.autotune_local_cache = False
+
+
 def _no_sync() -> None:
     return None
 

@@ -23,6 +23,7 @@ from runner.frameworks.torch import TorchDevice
 from runner.frameworks.torch.vision import mnist_transform
 from runner.workloads import data as synthetic
 from runner.workloads.base import Case, warmup_batches
+from runner.workloads.suite import TRANSFORMER_COMPILED_ON
 
 TOP_OPS = 10
 
@@ -635,6 +636,13 @@ def compile_fresh(model: nn.Module) -> None:
         config.problem_type = "single_label_classification"
 
 
+def inductor_cache_counts() -> tuple[int, int]:
+    """Inductor's FX-graph cache hits and misses so far in this process (a miss is a graph Inductor compiled)."""
+    from torch._dynamo.utils import counters
+
+    return counters["inductor"]["fxgraph_cache_hit"], counters["inductor"]["fxgraph_cache_miss"]
+
+
 class TransformerProgram(Program):
     """as-written: fp32, the batch copied from host memory every step, plain AdamW, `no_grad` inference (seed
     003's fine-tuning loop). tuned, what an expert runs: the batch resident on the device, fused AdamW,
@@ -644,7 +652,9 @@ class TransformerProgram(Program):
     launch-bound. On other devices the tuned loop runs eagerly: compiling for a CPU would put its compile
     time into every quick run, and no CPU gain has been measured yet; `notes` say which ran."""
 
-    def __init__(self, case: Case, variant: str, device: TorchDevice):
+    def __init__(
+        self, case: Case, variant: str, device: TorchDevice, compiled_on: tuple[str, ...] = TRANSFORMER_COMPILED_ON
+    ):
         cfg = case.config
         super().__init__(build_transformer(cfg["model"]), device)
         self.train = cfg["mode"] == "train"
@@ -669,17 +679,29 @@ class TransformerProgram(Program):
         else:
             self.optimizer = None
         self.forward: Callable[..., Any] = self.model
-        self.compiled = self.tuned and device.kind in ("cuda", "rocm")
+        self.compiled = self.tuned and device.kind in compiled_on
+        self._notes: tuple[str, ...] = ()
         if self.tuned:
             notes = ["bf16 autocast, fp32 weights" if self.autocast else "bf16 weights" if bf16 else "fp32"]
             if self.compiled:
                 compile_fresh(self.model)
+                self._cache_before = inductor_cache_counts()
                 self.forward = torch.compile(self.model, mode="reduce-overhead")
                 self.warmup_units = 3  # compilation, then the CUDA graphs are recorded: all before the clock
                 notes.append("torch.compile(mode='reduce-overhead'): Inductor kernels replayed from CUDA graphs")
             else:
                 notes.append("eager (no torch.compile on this device)")
-            self.notes = tuple(notes)
+            self._notes = tuple(notes)
+
+    @property
+    def notes(self) -> tuple[str, ...]:  # type: ignore[override]
+        """How the loop ran; for a compiled point, also where its Inductor graphs came from (read after the timing):
+        loaded from the run's compile cache, which the compile-ahead pass filled (runner.api.compile_ahead), or
+        compiled in the measuring process."""
+        if not self.compiled:
+            return self._notes
+        hits, misses = (now - then for now, then in zip(inductor_cache_counts(), self._cache_before, strict=True))
+        return (*self._notes, f"Inductor graphs: {hits} loaded from the run's compile cache, {misses} compiled here")
 
     def close(self) -> None:
         if self.compiled:  # its graphs go now, while the worker's collection sees them
