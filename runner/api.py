@@ -254,6 +254,7 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
     devices_wanted = _check_choices(options.devices, DEVICE_KINDS, "device")
     variants = _check_choices(options.variants, VARIANTS, "variant") or list(VARIANTS)
     check_writable(output_folder(options))
+    ahead_children_override()  # a malformed BENCHSITE_AHEAD_CHILDREN is refused here, not mid-run
 
     progress.note("Probing frameworks and hardware ...")
     phases: dict[str, float] = {}
@@ -430,10 +431,13 @@ def device_name(plan: Plan, kind: str) -> str:
 
 
 # The compile-ahead pass (compile_ahead): at most this many children side by side, each with at least this many CPU
-# cores for Inductor's kernel-compiling pool and this much device memory for its point's first step.
-AHEAD_MAX_CHILDREN = 4
-AHEAD_CORES_PER_CHILD = 4
-AHEAD_GIB_PER_CHILD = 16
+# cores and this much device memory. A child spends most of its time in Dynamo's, AOTAutograd's and Inductor's
+# Python (one core), and the tuned sweep's largest first step peaks at 6.3 GiB: on the H100 machine (16 cores) the
+# 13 children's seconds summed to 481 s with 8 side by side and 483 s with 4, the pass taking 78 s against 135 s
+# (docs/methodology.md, Compiling ahead). BENCHSITE_AHEAD_CHILDREN=N sets the number instead (docs/cli.md).
+AHEAD_MAX_CHILDREN = 8
+AHEAD_CORES_PER_CHILD = 2
+AHEAD_GIB_PER_CHILD = 8
 
 
 def ahead_children(plan: Plan, group: Group, pending: int) -> int:
@@ -449,8 +453,23 @@ def ahead_children(plan: Plan, group: Group, pending: int) -> int:
         vendor = {"cuda": "nvidia", "rocm": "amd", "mps": "apple"}[group.device]
         memory = next((a.memory_gib or 0.0 for a in plan.machine.accelerators if a.vendor == vendor), 0.0)
     cores = os.cpu_count() or 1
-    children = min(AHEAD_MAX_CHILDREN, pending, cores // AHEAD_CORES_PER_CHILD, int(memory // AHEAD_GIB_PER_CHILD))
+    forced = ahead_children_override()
+    if forced is None:
+        children = min(AHEAD_MAX_CHILDREN, cores // AHEAD_CORES_PER_CHILD, int(memory // AHEAD_GIB_PER_CHILD))
+    else:
+        children = forced
+    children = min(children, pending)
     return children if children >= 2 else 0
+
+
+def ahead_children_override() -> int | None:
+    """BENCHSITE_AHEAD_CHILDREN, where set: how many compile-ahead children side by side (0 or 1: no pass)."""
+    forced = os.environ.get("BENCHSITE_AHEAD_CHILDREN", "").strip()
+    if not forced:
+        return None
+    if not forced.isdigit():
+        raise PlanError(f"BENCHSITE_AHEAD_CHILDREN={forced!r}: expected a whole number of children (0 or more)")
+    return int(forced)
 
 
 def compile_ahead(plan: Plan, group: Group, progress: Progress, done: dict[int, Measurement] | None = None) -> None:
@@ -497,9 +516,21 @@ def compile_ahead(plan: Plan, group: Group, progress: Progress, done: dict[int, 
     reasons = [f"{e['error']['type']}: {e['error']['message'][:200]}" for e in failed]
     reasons += [f"{f.type}: {f.message[:200]}" for f in failures if f is not None]
     ok = sum(e["status"] == "ok" for e in finished)
+    seconds = time.perf_counter() - started
     text = (
         f"Compiled {ok} of {len(pending)} {group.workload.id} {group.variant} {group.framework}/{group.device} points "
-        f"ahead in {time.perf_counter() - started:.0f} s, {children} at a time"
+        f"ahead in {seconds:.0f} s, {children} at a time"
+    )
+    executor.log_phases(
+        {
+            "workload": group.workload.id,
+            "variant": group.variant,
+            "framework": group.framework,
+            "device": group.device,
+            "ahead_pass_s": seconds,
+            "children": children,
+            "points": len(pending),
+        }
     )
     if reasons:
         text += f"; the rest compile in their measurement ({reasons[0]})"

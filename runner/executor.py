@@ -269,6 +269,17 @@ def run_cases(
     return results
 
 
+def log_phases(entry: dict[str, Any]) -> None:
+    """Where a run's time went: one JSON line appended to the file BENCHSITE_PHASE_LOG names, for
+    tests/benchmarks/suite_time.py (a measurement's build, warm-up, steady state, profiled step and close; a
+    compile-ahead pass and each point it compiled); nothing without it."""
+    path = os.environ.get("BENCHSITE_PHASE_LOG")
+    if not path:
+        return
+    with open(path, "a") as handle:  # one short write per line: lines from concurrent processes do not interleave
+        handle.write(json.dumps(entry) + "\n")
+
+
 def run_parallel(
     jobs: list[dict[str, Any]], concurrency: int, timeout_s: float, on_event: EventHandler
 ) -> list[ChildFailure | None]:

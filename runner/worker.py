@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from runner import privacy
-from runner.executor import EXIT_CASE_FAILED
+from runner.executor import EXIT_CASE_FAILED, log_phases
 from runner.monitor import Monitor
 from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
 from runner.workloads import get as get_workload
@@ -170,14 +170,9 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
 
 def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, float]) -> None:
     """Where a measurement's wall time went (build, warm-up, steady state, profiled step, close), one JSON line
-    appended to the file BENCHSITE_PHASE_LOG names, for tests/benchmarks/suite_time.py; nothing without it."""
-    path = os.environ.get("BENCHSITE_PHASE_LOG")
-    if not path:
-        return
+    in the phase log (runner.executor.log_phases)."""
     keys = ("workload", "point", "variant", "framework", "device", "wall_s")
-    line = json.dumps({**{k: base.get(k) for k in keys}, **phases})
-    with open(path, "a") as handle:  # one short write per line: lines from concurrent processes do not interleave
-        handle.write(line + "\n")
+    log_phases({**{k: base.get(k) for k in keys}, **phases})
 
 
 def _timed_fields(timing: Any, program: Any, job: dict[str, Any], case: Any, flops: float | None) -> dict[str, Any]:
@@ -344,6 +339,7 @@ def run_compile(job: dict[str, Any], framework: Any, device: Any, out: IO[str]) 
         started = time.perf_counter()
         event: dict[str, Any] = {"event": "compiled", "index": index, "status": "ok"}
         program = None
+        device.reset_peak_memory()
         try:
             program = builder(cases[index], job["variant"], device)
             program.run_unit()
@@ -359,6 +355,15 @@ def run_compile(job: dict[str, Any], framework: Any, device: Any, out: IO[str]) 
             gc.collect()
         event["seconds"] = time.perf_counter() - started
         _emit(out, event)
+        log_phases(
+            {
+                **{k: job[k] for k in ("workload", "variant", "framework", "device")},
+                "point": cases[index].point,
+                "ahead": event["status"],
+                "wall_s": event["seconds"],
+                "peak_device_mib": device.peak_memory_mib(),
+            }
+        )
     return 0
 
 

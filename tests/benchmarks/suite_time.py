@@ -30,12 +30,20 @@ PARTS = ("build_s", "warmup_s", "steady_s", "profile_s", "close_s")
 
 def print_parts(log: Path) -> None:
     """Each measurement's wall time split into its parts (the worker's BENCHSITE_PHASE_LOG lines), summed per
-    workload, framework, device and variant, largest first."""
+    workload, framework, device and variant, largest first; then each compile-ahead pass and the points it
+    compiled (seconds and peak device memory per child)."""
     import json
 
     rows: dict[tuple[str, ...], list[float]] = {}
+    passes, compiled = [], []
     for line in log.read_text().splitlines():
         entry = json.loads(line)
+        if "ahead_pass_s" in entry:
+            passes.append(entry)
+            continue
+        if "ahead" in entry:
+            compiled.append(entry)
+            continue
         key = (entry["workload"], entry["framework"], entry["device"], entry["variant"])
         row = rows.setdefault(key, [0.0] * (len(PARTS) + 2))
         row[0] += 1
@@ -51,6 +59,18 @@ def print_parts(log: Path) -> None:
         print(f"| {' | '.join(key)} | {row[0]:.0f} | " + " | ".join(f"{v:.1f}" for v in row[1:]) + " |")
     totals = [sum(row[i] for row in rows.values()) for i in range(len(PARTS) + 2)]
     print(f"| **all** | | | | {totals[0]:.0f} | " + " | ".join(f"{v:.1f}" for v in totals[1:]) + " |")
+    for entry in passes:
+        print(
+            f"\ncompile-ahead pass, {entry['workload']} {entry['framework']} {entry['device']} {entry['variant']}: "
+            f"{entry['points']} points, {entry['children']} at a time, {entry['ahead_pass_s']:.1f} s"
+        )
+    if compiled:
+        print("\n| point compiled ahead | status | child's seconds | peak device MiB |\n|---|---|---:|---:|")
+        for entry in sorted(compiled, key=lambda e: -e["wall_s"]):
+            point = ", ".join(f"{k}={v}" for k, v in entry["point"].items())
+            peak = entry.get("peak_device_mib")
+            print(f"| {point} | {entry['ahead']} | {entry['wall_s']:.1f} | {'' if peak is None else f'{peak:.0f}'} |")
+        print(f"| **all** | | {sum(e['wall_s'] for e in compiled):.1f} | |")
 
 
 def run_here(args: argparse.Namespace) -> tuple[float, dict[str, float], list[str], int]:

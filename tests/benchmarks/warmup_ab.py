@@ -1,16 +1,20 @@
 """Does the short warm-up of an epoch loop leave its first timed epoch slower than a whole warm-up epoch would?
 
-    python tests/benchmarks/warmup_ab.py [--workload mnist-cnn] [--profile quick] [--device cpu] [--trials 8]
-                                         [--epochs 2]
+    python tests/benchmarks/warmup_ab.py [--framework torch] [--workload mnist-cnn] [--variant tuned]
+                                         [--profile quick] [--device cpu] [--n N] [--trials 8] [--epochs 2]
 
-The engine warms a tuned epoch loop up on a short epoch (runner.workloads.base.warmup_batches: the first batches and
-the last, partial one) instead of a whole one; the as-written loops keep a whole one, as the seeds' transcriptions
-do (this benchmark and an ad-hoc script before it gave 1.070 and 0.988 for seed 004's as-written loop on the
-2-core VM: within that machine's noise, not shown harmless).
+The engine warms a tuned epoch loop, and JAX's as-written one, up on a short epoch (runner.workloads.base.
+warmup_batches: the first batches and the last, partial one) instead of a whole one. The PyTorch and TensorFlow
+as-written loops keep a whole one, as the seeds' transcriptions do (this benchmark and an ad-hoc script before it
+gave 1.070 and 0.988 for seed 004's as-written PyTorch loop, whose epoch feeds from a DataLoader worker, on the
+2-core VM: within that machine's noise, not shown harmless). JAX's as-written loop, a jitted step per batch with no
+loader process, gave 1.000 (`--framework jax --variant as-written --n 6410 --trials 6`, 2-core VM).
 
 This builds the loop afresh for each trial, warms it up one way or the other (alternating which goes first), then
-times the next epochs one by one, in one process with PyTorch and no harness: the baseline is the whole warm-up
-epoch, side by side with the short one, and the ratio is short / whole of the median first timed epoch.
+times the next epochs one by one, in one process with the framework and no harness: the baseline is the whole
+warm-up epoch, side by side with the short one, and the ratio is short / whole of the median first timed epoch.
+`--n` sets the number of examples per epoch (the profile's otherwise): quick's MNIST epoch is 10 batches, too few
+to tell a short warm-up from a whole one, and the standard's 938 take minutes a trial on a small CPU.
 Not part of the test run.
 """
 
@@ -29,38 +33,46 @@ sys.path.insert(0, str(ROOT))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--framework", default="torch", choices=["torch", "jax"])
     parser.add_argument("--workload", default="mnist-cnn")
     parser.add_argument("--variant", default="tuned", help="a variant whose program has a short warm-up")
     parser.add_argument("--profile", default="quick")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--n", type=int, help="examples per epoch (default: the profile's)")
     parser.add_argument("--trials", type=int, default=8)
     parser.add_argument("--epochs", type=int, default=2, help="timed epochs after each warm-up")
     args = parser.parse_args()
 
-    from runner.frameworks.torch import make_device
+    import dataclasses
+    import importlib
+
     from runner.worker import import_builder
     from runner.workloads import get
 
-    device = make_device(args.device, args.device)
+    device = importlib.import_module(f"runner.frameworks.{args.framework}").make_device(args.device, args.device)
     spec = get(args.workload)
     case = spec.cases(args.profile)[0]
-    build = import_builder(spec.implementations["torch"])
+    if args.n:
+        case = dataclasses.replace(case, config={**case.config, "n": args.n})
+    build = import_builder(spec.implementations[args.framework])
     times: dict[str, list[list[float]]] = {"whole": [], "short": []}
     for trial in range(args.trials):
         for how in ("whole", "short") if trial % 2 else ("short", "whole"):
             program = build(case, args.variant, device)
             program.log = io.StringIO()  # where a loop prints progress lines
+            sync = getattr(program, "sync", None) or device.sync  # JAX waits on what the program computed
             (program.run_unit if how == "whole" else program.warmup)()
-            device.sync()
+            sync()
             epochs = []
             for _ in range(args.epochs):
                 start = time.perf_counter()
                 program.run_unit()
-                device.sync()
+                sync()
                 epochs.append(time.perf_counter() - start)
             times[how].append(epochs)
             program.close()
-    print(f"{args.workload} {args.variant}, {args.profile}, {args.device}: {args.trials} trials, seconds per epoch")
+    where = f"{args.profile} (n={case.config['n']}), {args.device}"
+    print(f"{args.framework} {args.workload} {args.variant}, {where}: {args.trials} trials")
     print("| warm-up | " + " | ".join(f"timed epoch {i + 1} (median)" for i in range(args.epochs)) + " | every trial |")
     print("|---|" + "---:|" * args.epochs + "---|")
     medians = {}

@@ -190,7 +190,8 @@ class Program:
 
 
 class JittedStep(Program):
-    """as-written: the seed's loop translated, one jitted step per batch from a Python loop. `batches` follows
+    """as-written: the seed's loop translated, one jitted step per batch from a Python loop, warmed up on a short
+    epoch (`warmup`). `batches` follows
     where the seed's batches come from: 'host' (a DataLoader in host memory: gathered on the host, copied to
     the device per batch), 'slices' (narrow() of resident tensors) or 'list' (a list of resident batches made
     once). `after_batch` keeps the seed's host syncs and prints."""
@@ -219,9 +220,21 @@ class JittedStep(Program):
         return self.x[start : start + self.batch], self.y[start : start + self.batch]
 
     def run_unit(self) -> None:
+        self.train(range(self.n_batches))
+
+    def warmup(self) -> None:
+        """The engine's warm-up: the same loop over its first batches and its last (runner.workloads.base.
+        warmup_batches), which compiles the step for the full batch and for the epoch's partial last one. Unlike
+        the seeds' PyTorch loops there are no loader processes here to start or warm: the first timed epoch after
+        it took as long as after a whole epoch (tests/benchmarks/warmup_ab.py --framework jax --variant as-written:
+        1.000 on the 2-core VM), and JAX's seed-sized MNIST warm-up epoch took 54 s on the H100 machine's CPU."""
+        self.train(warmup_batches(self.n_batches))
+
+    def train(self, batches: Sequence[int]) -> None:
         self.set_learning_rate()
         order = self.host_rng.permutation(self.n) if self.shuffle else None
-        for i, start in enumerate(range(0, self.n, self.batch)):
+        for i in batches:
+            start = i * self.batch
             xb, yb = self._batch(i, start, order)
             self.key, sub = jax.random.split(self.key)
             self.weights, self.opt_state, loss, out = self.jitted(self.weights, self.opt_state, xb, yb, sub)
