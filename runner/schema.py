@@ -296,7 +296,7 @@ class Measurement(Strict):
     warmup_s: PositiveSeconds | None = Field(
         None,
         description="The warm-up, timed on its own: the first unit, or for a tuned epoch loop (and JAX's as-written "
-        "one) a short epoch (its first batches and its last one).",
+        "one on a CPU) a short epoch (its first batches and its last one).",
     )
     samples_s: list[PositiveSeconds] = Field(default_factory=list, description="Raw seconds per unit.")
     median_s: PositiveSeconds | None = None

@@ -191,7 +191,7 @@ class Program:
 
 class JittedStep(Program):
     """as-written: the seed's loop translated, one jitted step per batch from a Python loop, warmed up on a short
-    epoch (`warmup`). `batches` follows
+    epoch on a CPU (`short_epoch`). `batches` follows
     where the seed's batches come from: 'host' (a DataLoader in host memory: gathered on the host, copied to
     the device per batch), 'slices' (narrow() of resident tensors) or 'list' (a list of resident batches made
     once). `after_batch` keeps the seed's host syncs and prints."""
@@ -205,6 +205,8 @@ class JittedStep(Program):
         self.host_rng = np.random.default_rng(synthetic.DATA_SEED)
         self.batches = batches
         self.log = sys.stdout  # the measuring child sends stdout to its log file
+        if self.device.kind == "cpu":
+            self.warmup = self.short_epoch  # the engine's warm-up (runner.worker.engine_options)
         starts = range(0, self.n, self.batch)
         if batches == "host":
             self.host_x, self.host_y = np.asarray(self.x), np.asarray(self.y)
@@ -222,12 +224,14 @@ class JittedStep(Program):
     def run_unit(self) -> None:
         self.train(range(self.n_batches))
 
-    def warmup(self) -> None:
-        """The engine's warm-up: the same loop over its first batches and its last (runner.workloads.base.
-        warmup_batches), which compiles the step for the full batch and for the epoch's partial last one. Unlike
-        the seeds' PyTorch loops there are no loader processes here to start or warm: the first timed epoch after
-        it took as long as after a whole epoch (tests/benchmarks/warmup_ab.py --framework jax --variant as-written:
-        1.000 on the 2-core VM), and JAX's seed-sized MNIST warm-up epoch took 54 s on the H100 machine's CPU."""
+    def short_epoch(self) -> None:
+        """The same loop over its first batches and its last (runner.workloads.base.warmup_batches), which compiles
+        the step for the full batch and for the epoch's partial last one: the engine's warm-up on a CPU (`warmup`,
+        set in __init__). There, with no loader process to start or warm, the first timed epoch after it took as
+        long as after a whole epoch (tests/benchmarks/warmup_ab.py --framework jax --variant as-written: 1.000 on
+        the 2-core VM), and the seed-sized MNIST warm-up epoch took 54 s of the H100 machine's CPU. On that GPU the
+        same benchmark gave 1.193 (4 trials, spread 1.38 to 1.93 s): not shown harmless, and a whole GPU epoch is
+        1.5 s, so a GPU warms up whole."""
         self.train(warmup_batches(self.n_batches))
 
     def train(self, batches: Sequence[int]) -> None:
