@@ -99,16 +99,28 @@ def inprocess(
     sync()
     units = max(3, round(seconds / max(time.perf_counter() - start, 1e-6)))
     bare_means, engine_means = [], []
-    for _ in range(rounds):
+
+    def bare_block() -> None:
         sync()
         start = time.perf_counter()
         for _ in range(units):
             program.run_unit()
         sync()
         bare_means.append((time.perf_counter() - start) / units)
+
+    def engine_block() -> None:
         with Monitor():
             timing = measure(program.run_unit, budget_s=seconds, on_sample=emit, target_rel_ci=0.0, **options)
         engine_means.append(sum(timing.samples_s) / len(timing.samples_s))
+
+    for r in range(rounds):  # which side goes first alternates, so a drift within a round hits both alike
+        for block in (bare_block, engine_block) if r % 2 == 0 else (engine_block, bare_block):
+            block()
+        print(
+            f"round {r + 1}: bare {bare_means[-1] * 1e3:.3f} ms, harness {engine_means[-1] * 1e3:.3f} ms",
+            file=sys.stderr,
+            flush=True,
+        )
     return {"bare_rounds": bare_means, "harness_rounds": engine_means}
 
 
@@ -174,7 +186,7 @@ def main() -> None:
                     argv = [sys.executable, __file__, "--inprocess-child", framework, workload, str(index), device]
                     argv += [args.profile]
                     argv += [str(args.seconds), str(args.rounds)]
-                    out = subprocess.run(argv, capture_output=True, text=True, check=True, cwd=ROOT)
+                    out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True, cwd=ROOT)
                     both = json.loads(out.stdout.strip().splitlines()[-1])
                     bare_means, harness_means = both["bare_rounds"], both["harness_rounds"]
                 for _ in range(0 if args.in_process else args.rounds):
@@ -191,13 +203,15 @@ def main() -> None:
                     "bare_s": b,
                     "harness_s": h,
                     "ratio": h / b,
+                    # in-process both sides of a round share its drift: the median of the rounds' own ratios
+                    "paired_ratio": statistics.median(x / y for x, y in zip(harness_means, bare_means, strict=True)),
                     "bare_rounds": bare_means,
                     "harness_rounds": harness_means,
                 }
                 rows.append(row)
                 print(
                     f"{label:30s} {framework:10s} {device:5s} bare {b * 1e3:10.3f} ms  "
-                    f"harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}",
+                    f"harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}  rounds' ratios: median {row['paired_ratio']:.3f}",
                     flush=True,
                 )
                 if args.json:  # after every row: a run cut short keeps what it measured
@@ -205,19 +219,21 @@ def main() -> None:
     print()
     print(
         "| measurement | framework | device | bare (ms/unit) | harness (ms/unit) | harness/bare "
-        f"| within {TARGET:.2f}x | rounds' spread, bare / harness |"
+        f"| within {TARGET:.2f}x | rounds' spread, bare / harness | rounds' ratios: median, range |"
     )
-    print("|---|---|---|---:|---:|---:|---|---|")
+    print("|---|---|---|---:|---:|---:|---|---|---|")
     for r in rows:
         ok = "yes" if r["ratio"] <= TARGET else "no"
         # a ratio whose distance from 1 is inside the rounds' own spread says nothing either way
         spread = max(_spread(r["bare_rounds"]), _spread(r["harness_rounds"]))
+        pairs = [x / y for x, y in zip(r["harness_rounds"], r["bare_rounds"], strict=True)]
         if abs(r["ratio"] - 1) < spread:
             ok += " (unresolved: inside the rounds' spread)"
         print(
             f"| {r['measurement']} | {r['framework']} | {r['device']} | {r['bare_s'] * 1e3:.3f} | "
             f"{r['harness_s'] * 1e3:.3f} | "
-            f"{r['ratio']:.3f} | {ok} | {_spread(r['bare_rounds']):.1%} / {_spread(r['harness_rounds']):.1%} |"
+            f"{r['ratio']:.3f} | {ok} | {_spread(r['bare_rounds']):.1%} / {_spread(r['harness_rounds']):.1%} | "
+            f"{r['paired_ratio']:.3f}, {min(pairs):.3f} to {max(pairs):.3f} |"
         )
     worst = max(r["ratio"] for r in rows)
     print(
