@@ -11,7 +11,8 @@ synchronisation, monitor, progress events); its mean per unit is sum(samples)/n.
 and harness so drift hits both, and the ratio is of the medians over rounds.
 With --in-process both run alternately in one process on the same built program (the timing engine with
 its monitor and per-sample progress events against bare blocks), which removes process-to-process variance
-and leaves only what the engine adds.
+and leaves only what the engine adds; which side goes first alternates by round, and the table adds the median
+and range of the rounds' own harness/bare ratios (a round's two sides share its drift).
 Target: harness / bare <= 1.02. Not part of the test run.
 """
 
