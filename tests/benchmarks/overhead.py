@@ -204,7 +204,7 @@ def main() -> None:
                     "bare_s": b,
                     "harness_s": h,
                     "ratio": h / b,
-                    # in-process both sides of a round share its drift: the median of the rounds' own ratios
+                    # a round's two sides run back to back and share its drift: the median of the rounds' own ratios
                     "paired_ratio": statistics.median(x / y for x, y in zip(harness_means, bare_means, strict=True)),
                     "bare_rounds": bare_means,
                     "harness_rounds": harness_means,
