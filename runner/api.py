@@ -594,6 +594,7 @@ def measure_group(
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
         "compile_cache": plan.compile_cache,
     }
+    job["seed_process"] = executor.seed_process(job)
     measurements: dict[int, Measurement] = dict(done)
     by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
 

@@ -130,10 +130,32 @@ atexit.register(close_fork_servers)
 
 Child = subprocess.Popen[str] | zygote.ForkedChild
 
+# Frameworks whose as-written loops are measured as their seed's script runs: one point per freshly started
+# interpreter, never a fork of the framework's server, the heap neither collected nor frozen by the harness (see
+# `seed_process`). Measured on a lent H100 machine's 16-core CPU (tests/benchmarks/fork_probe.py): seed 000's
+# script took 207 ms per epoch as `python seed_000.py` and 294 to 398 ms in a fork of a process that had imported
+# torch. Its DataLoader's pin-memory thread (started wherever CUDA is available, also for a CPU loop) calls
+# torch.set_num_threads(1) before the main thread's first parallel operator; in a fresh interpreter that setting
+# reaches the main thread, which then trains on one thread, as the seed's own script did; in a fork it does not,
+# and 16 OpenMP threads contend with the loader's workers. A plain script's cyclic collector also scans the
+# framework's whole heap, which the fork server's frozen heap hides (seed 001 at depth 2: 0.87).
+SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
+
+
+def seed_process(job: dict[str, Any]) -> bool:
+    """Whether this job measures as-written points that must run as their seed's script runs (a fresh interpreter
+    per point, the interpreter's own garbage collection)."""
+    return (
+        job.get("kind") == "measure"
+        and job.get("variant") == "as-written"
+        and job.get("framework") in SEED_PROCESS_FRAMEWORKS
+    )
+
 
 def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -> Child:
-    """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.worker`."""
-    server = _zygote_for(job.get("framework")) if env is None else None
+    """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.worker`
+    (always for a seed's loop, see `seed_process`)."""
+    server = _zygote_for(job.get("framework")) if env is None and not seed_process(job) else None
     if server is not None:
         try:
             return server.spawn(stderr)
@@ -226,8 +248,14 @@ def run_cases(
 ) -> dict[int, dict[str, Any]]:
     """Measure every case index, restarting the child after a case fails, crashes or hangs.
 
-    Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}.
+    Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}. A seed's loop
+    (`seed_process`) gets a fresh child per case, as its script runs one configuration per process.
     """
+    if seed_process(job) and len(indices) > 1:
+        results_each: dict[int, dict[str, Any]] = {}
+        for index in indices:
+            results_each.update(run_cases(job, [index], timeout_s, on_event))
+        return results_each
     results: dict[int, dict[str, Any]] = {}
     remaining = list(indices)
     current: list[int] = []  # the case the child is measuring now

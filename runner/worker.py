@@ -101,13 +101,17 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     }
     started = time.perf_counter()
     phases: dict[str, float] = {}
-    # The harness's own objects (its modules, the schema, the plan) and the framework's make every full collection
-    # of Python's cyclic garbage collector slower than in the seed's script, which imports only its framework:
-    # freeze what exists before the build, so collections during the measurement, and the one that frees the
-    # program after it, scan only what the program built and the loop allocates. Never unfrozen: a full
-    # collection of the whole heap costs 0.1 to 0.2 s a measurement (tests/benchmarks/suite_time.py, "close").
-    gc.collect()
-    gc.freeze()
+    # A seed's loop (runner.executor.seed_process) runs in a fresh interpreter that imported little beyond the
+    # framework (runner.worker adds under 1% to torch's tracked objects): its collector is left alone, so that it
+    # scans what the seed script's collector scans, when the script's would. Elsewhere the fork server's objects
+    # and the harness's would make every full collection slower than the framework's heap alone: freeze what
+    # exists before the build, so collections during the measurement, and the one that frees the program after
+    # it, scan only what the program built and the loop allocates. Never unfrozen: a full collection of the whole
+    # heap costs 0.1 to 0.2 s a measurement (tests/benchmarks/suite_time.py, "close").
+    as_script = bool(job.get("seed_process"))
+    if not as_script:
+        gc.collect()
+        gc.freeze()
     builder = import_builder(workload.implementations[job["framework"]])
     program = builder(case, variant, device)
     phases["build_s"] = time.perf_counter() - started
@@ -130,7 +134,8 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                 last_progress[0] = elapsed
                 _emit(out, {"event": "progress", "index": index, "samples": samples, "elapsed": elapsed})
 
-        gc.collect()  # the build's garbage (everything older is frozen)
+        if not as_script:
+            gc.collect()  # the build's garbage (everything older is frozen)
         if hasattr(program, "stream"):  # a streaming point: latencies, not units timed by the engine
             with Monitor() as monitor:
                 record = program.stream(on_file=progress)
@@ -172,7 +177,8 @@ def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, flo
     """Where a measurement's wall time went (build, warm-up, steady state, profiled step, close), one JSON line
     in the phase log (runner.executor.log_phases)."""
     keys = ("workload", "point", "variant", "framework", "device", "wall_s")
-    log_phases({**{k: base.get(k) for k in keys}, **phases})
+    process = {"seed_process": bool(job.get("seed_process")), "frozen": gc.get_freeze_count(), "pid": os.getpid()}
+    log_phases({**{k: base.get(k) for k in keys}, **phases, **process})
 
 
 def _timed_fields(timing: Any, program: Any, job: dict[str, Any], case: Any, flops: float | None) -> dict[str, Any]:

@@ -1,0 +1,62 @@
+"""A seed's loop is measured as its script runs: one point per freshly started interpreter, its heap left to the
+interpreter's own collector; the tuned loops keep the fork server and the frozen heap."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from runner import api, executor, zygote
+
+
+def _phases(tmp_path, monkeypatch, variants):
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
+    plan = api.plan_run(
+        api.RunOptions(
+            profile="tiny",
+            workloads=["depth-sweep"],
+            frameworks=["torch"],
+            devices=["cpu"],
+            variants=variants,
+            equivalence=False,
+            peaks=False,
+            profile_ops=False,
+            time_budget_s=0.05,
+            output=tmp_path,
+        )
+    )
+    for group in plan.groups:
+        got = api.measure_group(plan, group, api.Progress())
+        assert all(m.status == "ok" for m in got), [m.error for m in got]
+    return [json.loads(line) for line in log.read_text().splitlines() if "steady_s" in line]
+
+
+def test_as_written_torch_points_each_run_in_a_fresh_unfrozen_interpreter(tmp_path, monkeypatch):
+    entries = _phases(tmp_path, monkeypatch, ["as-written"])
+    assert len(entries) == 2  # the tiny depth sweep: depths 2 and 3
+    assert all(e["seed_process"] and e["frozen"] == 0 for e in entries), entries
+    assert len({e["pid"] for e in entries}) == 2  # a process per point
+
+
+@pytest.mark.skipif(not zygote.SUPPORTED, reason="the fork server is Linux-only")
+def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHSITE_FORK_SERVER", raising=False)
+    entries = _phases(tmp_path, monkeypatch, ["tuned"])
+    assert len(entries) == 2
+    assert all(not e["seed_process"] and e["frozen"] > 0 for e in entries), entries
+    assert len({e["pid"] for e in entries}) == 1
+
+
+@pytest.mark.parametrize(
+    ("job", "expected"),
+    [
+        ({"kind": "measure", "variant": "as-written", "framework": "torch"}, True),
+        ({"kind": "measure", "variant": "tuned", "framework": "torch"}, False),
+        ({"kind": "measure", "variant": "as-written", "framework": "jax"}, False),
+        ({"kind": "compile", "variant": "as-written", "framework": "torch"}, False),
+    ],
+)
+def test_which_jobs_run_as_a_seed_script(job, expected):
+    assert executor.seed_process(job) is expected
