@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner import SUITE_VERSION, __version__, equivalence, executor, journal
+from runner import SUITE_VERSION, __version__, equivalence, executor, fidelity, journal, privacy
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_framework
 from runner.schema import (
@@ -106,7 +106,15 @@ class RunOptions:
     equivalence: bool = True  # prove each non-PyTorch framework's models equal PyTorch's before measuring
     peaks: bool = True  # measure each device's matrix-product throughput (the denominator of "% of peak")
     compile_ahead: bool = True  # compile the points of a compiled loop several at a time first (compile_ahead)
+    # time each point a seed script covers against that script, round by round (runner.fidelity); None: on for the
+    # standard profile only
+    fidelity: bool | None = None
+    fidelity_rounds: int = 3
     command: str = "benchsite run"
+
+    @property
+    def twins(self) -> bool:
+        return self.profile == "standard" if self.fidelity is None else self.fidelity
 
 
 @dataclass
@@ -624,8 +632,58 @@ def measure_group(
             on_measured(index, m)
             progress.case_finished(group, case, m)
 
-    executor.run_cases(job, list(by_index), plan.timeout_s, on_event)
+    # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
+    # the rounds of both sides are taken close together.
+    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
+    for batch in batches:
+        executor.run_cases(job, batch, plan.timeout_s, on_event)
+        for index in batch:
+            twinned = _with_twin(plan, group, job, index, measurements.get(index), progress)
+            if twinned is not None:
+                measurements[index] = twinned
+                on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
     return [measurements[i] for i in group.indices if i in measurements]
+
+
+def _with_twin(
+    plan: Plan, group: Group, job: dict[str, Any], index: int, m: Measurement | None, progress: Progress
+) -> Measurement | None:
+    """The measurement with its `fidelity` block (runner.fidelity), where the run asks for twins and a seed script
+    covers the point; None otherwise. Rounds alternate: the harness (round 1 is `m` itself, later rounds measure the
+    point again in a fresh measuring process with the same budget) and the script in a fresh interpreter, timing
+    as many units as the harness's first round held (at least one). A script or re-measurement that fails ends the
+    twin with a warning on the measurement; the measurement itself stands."""
+    if m is None or m.status != "ok" or not m.samples_s or not plan.options.twins:
+        return None
+    case = group.cases[group.indices.index(index)]
+    twin = fidelity.twin_for(group.workload.id, case.point, case.config, group.framework, group.device)
+    if twin is None:
+        return None
+    harness = [fidelity.mean_per_unit(m.samples_s)]
+    units = fidelity.units_for(harness[0], max(plan.budget_s, harness[0]))
+    script: list[float] = []
+    label = " ".join([group.workload.id, *(f"{k}={v}" for k, v in case.point.items()), "on", group.device])
+    try:
+        for round_ in range(plan.options.fidelity_rounds):
+            progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {plan.options.fidelity_rounds}")
+            if round_:
+                again: dict[int, dict[str, Any]] = executor.run_cases(job, [index], plan.timeout_s, lambda event: None)
+                event = again.get(index, {})
+                if event.get("status") != "ok":
+                    raise fidelity.ScriptFailed(f"the harness's round {round_ + 1} did not measure: {event.get('error')}")
+                harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
+            script.append(fidelity.run_script(twin, group.device, units, plan.timeout_s))
+    except fidelity.ScriptFailed as exc:
+        warning = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
+        return m.model_copy(update={"warnings": [*m.warnings, warning]})
+    block = fidelity.block(twin, group.device, harness, script, [units] * len(script))
+    twinned = Measurement(**{**m.model_dump(), "fidelity": block})
+    progress.note(
+        f"Fidelity {twin.script} for {label}: benchsite / script {block['ratio']:.3f} "
+        f"({block['ci95'][0]:.3f} .. {block['ci95'][1]:.3f}), {block['verdict']}"
+    )
+    return twinned
+
 
 
 def output_is_folder(output: Path) -> bool:

@@ -107,6 +107,26 @@ def run(
             "measurement, one after another, instead of several at a time first. Slower; what is timed is the same.",
         ),
     ] = False,
+    fidelity: Annotated[
+        bool | None,
+        typer.Option(
+            "--fidelity/--no-fidelity",
+            help="Time each as-written point a seed script covers (seeds 000 to 004: the tabular MLP, depths 2, 8 "
+            "and 12, LeNet, BERT-base training at batch 8, the MNIST example) against that script, run in a fresh "
+            "interpreter round by round with benchsite's own measurement; both lists go in the file and the site "
+            "keeps a harness-affected point out of its verdicts. Default: on for the standard profile.",
+        ),
+    ] = None,
+    fidelity_rounds: Annotated[
+        int,
+        typer.Option(
+            "--fidelity-rounds",
+            help="Rounds of the fidelity twin (one script run and one measurement each; round 1's measurement is "
+            "the one in the file). More rounds narrow the ratio's interval.",
+            min=1,
+            max=50,
+        ),
+    ] = 3,
     no_equivalence: Annotated[
         bool,
         typer.Option(
@@ -160,6 +180,8 @@ def run(
         profile_ops=not no_profiler,
         equivalence=not no_equivalence,
         compile_ahead=not no_compile_ahead,
+        fidelity=fidelity,
+        fidelity_rounds=fidelity_rounds,
         command=api.command_line(
             {
                 "profile": profile,
@@ -172,6 +194,9 @@ def run(
                 "no_profiler": no_profiler,
                 "no_compile_ahead": no_compile_ahead,
                 "no_equivalence": no_equivalence,
+                "fidelity": fidelity or None,
+                "no_fidelity": fidelity is False,
+                "fidelity_rounds": fidelity_rounds if fidelity_rounds != 3 else None,
                 "spark_master": spark_master,
             }
         ),

@@ -17,6 +17,9 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 - 4 (benchsite 0.5.0): streaming measurements (spark-streaming): unit `latency` (each sample is one
   input file's end-to-end latency) and the step's raw record in `stream`; a data-parallel measurement's
   `interconnect` as a field of its own (before, only in its notes). Older files stay valid.
+- 5 (benchsite 0.6.0): a measurement's `fidelity`, the seed script's twin: the transcription of the seed timed in
+  a fresh interpreter, alternating with the harness's measurement of the same point, both raw lists kept and the
+  ratio with its interval recomputed by the gate. Older files stay valid (they have none).
 """
 
 from __future__ import annotations
@@ -29,8 +32,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -260,6 +263,34 @@ class StreamRecord(Strict):
     )
 
 
+class Fidelity(Strict):
+    """The seed script's twin (runner.fidelity): the seed's loop transcribed as a standalone script, run in a
+    freshly started interpreter on the same host, alternating round by round with the harness's own measurement of
+    this point (round 1's harness figure is this measurement). Both lists are the mean seconds per unit of a run.
+    The gate recomputes `ratio`, `ci95` and `verdict` from them; a harness-affected measurement is kept out of the
+    site's verdicts. Schema 5."""
+
+    script: Annotated[str, Field(pattern=r"^seed_[0-9]{3}\.py$")] = Field(
+        description="The shipped transcription, in runner/fidelity/seeds/."
+    )
+    script_sha256: Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")] = Field(
+        description="SHA-256 of the transcription that ran; the gate accepts only the one it ships."
+    )
+    args: list[Text] = Field(max_length=16, description="The script's arguments besides the units it timed.")
+    rounds: int = Field(ge=1, le=50, description="Rounds: one script run and one harness run each.")
+    units: list[Annotated[int, Field(ge=1)]] = Field(max_length=50, description="Units each script run timed.")
+    script_s: list[PositiveSeconds] = Field(max_length=50, description="The script's seconds per unit, per round.")
+    harness_s: list[PositiveSeconds] = Field(max_length=50, description="benchsite's seconds per unit, per round.")
+    ratio: PositiveSeconds = Field(description="median(harness_s) / median(script_s).")
+    ci95: tuple[PositiveSeconds, PositiveSeconds] = Field(
+        description="95% interval of the ratio: a bootstrap over the rounds (2000 draws, seeded)."
+    )
+    verdict: Literal["faithful", "harness-affected", "inconclusive"] = Field(
+        description="faithful: the interval lies inside 0.95 .. 1.05; harness-affected: wholly outside it; "
+        "inconclusive: too wide to tell."
+    )
+
+
 class Measurement(Strict):
     workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
     workload_hash: Hex16 = Field(
@@ -323,6 +354,9 @@ class Measurement(Strict):
     top_ops: list[TopOp] = Field(default_factory=list)
     wall_s: NonNegative | None = Field(None, description="Wall time of the whole measurement.")
     stream: StreamRecord | None = Field(None, description="A streaming step's raw record (unit 'latency').")
+    fidelity: Fidelity | None = Field(
+        None, description="The seed script's twin on this host, for the as-written points it covers. Schema 5."
+    )
     interconnect: Text | None = Field(
         None,
         description="Data-parallel runs over several GPUs: how GPU 0 reaches the others, as `nvidia-smi topo -m` "
@@ -378,7 +412,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2, 3, 4, 5] = Field(description="Version of this format; see runner/schema.py.")
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
         description="The benchsite release that wrote the file (no newer than the gate that reads it)."
     )

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from runner import __version__, storage, streaming
+from runner import __version__, fidelity, storage, streaming
 from runner.fingerprint import machine_id
 from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.schema import VERSION_PATTERN, Measurement, ResultFile
@@ -157,6 +157,8 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
         if m.device != "cpu" and (m.framework, m.device) not in synced:
             unsynced[(m.framework, m.device)] += 1
         problems += _recomputed(path, where, m)
+        if m.fidelity is not None:
+            problems += _fidelity_problems(path, where, m, result.suite.profile)
         if not m.flops_per_unit:
             continue
         achieved = m.flops_per_unit / m.median_s / 1e12
@@ -235,6 +237,56 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
                 f"({(m.warmup_s or 0.0) + steady:.6g} s)",
             )
         )
+    return problems
+
+
+def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> list[Problem]:
+    """A seed script's twin (runner.fidelity): the shipped transcription of this point's seed, run with this
+    point's arguments; round 1's harness figure is this measurement; the ratio, its interval and the verdict
+    recomputed from the two raw lists."""
+    f = m.fidelity
+    assert f is not None
+    at = f"{where}.fidelity"
+    twin = fidelity.expected_twin(m, profile)
+    if twin is None:
+        return [Problem(path, at, f"no seed script twins {m.framework} {m.variant} {m.workload} on {m.device}")]
+    problems = []
+    if f.script != twin.script:
+        problems.append(Problem(path, f"{at}.script", f"{f.script} is not this point's transcription ({twin.script})"))
+    elif f.script_sha256 != fidelity.script_sha256(f.script):
+        problems.append(
+            Problem(path, f"{at}.script_sha256", f"not the hash of the {f.script} this gate ships: another script ran")
+        )
+    expected_args = ["--device", fidelity.TWIN_DEVICES[m.device], *twin.args]
+    if list(f.args) != expected_args:
+        problems.append(Problem(path, f"{at}.args", f"{f.args} are not this point's arguments ({expected_args})"))
+    lengths = {len(f.script_s), len(f.harness_s), len(f.units)}
+    if lengths != {f.rounds}:
+        problems.append(
+            Problem(path, f"{at}.rounds", f"{f.rounds} rounds, but script_s, harness_s and units hold {sorted(lengths)}")
+        )
+        return problems
+    own = fidelity.mean_per_unit(m.samples_s)
+    if _differs(f.harness_s[0], own):
+        problems.append(
+            Problem(
+                path,
+                f"{at}.harness_s[0]",
+                f"{f.harness_s[0]:.6g} is not this measurement's own seconds per unit ({own:.6g}), which is round 1",
+            )
+        )
+    s = fidelity.summarise(list(f.harness_s), list(f.script_s))
+    for name, stated, computed in (
+        ("ratio", f.ratio, s.ratio),
+        ("ci95[0]", f.ci95[0], s.ci95[0]),
+        ("ci95[1]", f.ci95[1], s.ci95[1]),
+    ):
+        if _differs(stated, computed):
+            problems.append(
+                Problem(path, f"{at}.{name}", f"{stated:.6g} is not recomputed from harness_s and script_s ({computed:.6g})")
+            )
+    if f.verdict != s.verdict:
+        problems.append(Problem(path, f"{at}.verdict", f"{f.verdict!r}, but its interval makes it {s.verdict!r}"))
     return problems
 
 

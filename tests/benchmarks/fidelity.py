@@ -4,7 +4,7 @@
                                         [--seconds 5] [--seed 000 --seed 001 ...] [--depth 2 --depth 12]
                                         [--launch plain --launch nogc ...] [--gc-trace]
 
-For each seed, tests/benchmarks/seeds/seed_NNN.py is a plain standalone script that transcribes the seed's
+For each seed, runner/fidelity/seeds/seed_NNN.py is a plain standalone script that transcribes the seed's
 own loop (its model, DataLoader settings, optimiser, host syncs and prints) and imports nothing from
 `runner`. In the same invocation, on the same machine, rounds alternate: benchsite's as-written measurement
 of that workload point through runner.api (its child process, timing engine and synchronisation; the machine
@@ -29,7 +29,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(__file__).resolve().parent / "seeds"
+SCRIPTS = Path(__file__).resolve().parents[2] / "runner" / "fidelity" / "seeds"
 sys.path.insert(0, str(ROOT))
 
 LOW, HIGH = 0.95, 1.05

@@ -3,7 +3,7 @@
     python tests/benchmarks/fork_probe.py [--rounds 2] [--seed 000 --seed 002 ...] [--device cpu]
                                           [--mode fresh --mode fork-zygote ...] [--harness]
 
-A seed transcription (tests/benchmarks/seeds/) times its own loop and prints seconds per unit. Here it runs, round
+A seed transcription (runner/fidelity/seeds/) times its own loop and prints seconds per unit. Here it runs, round
 by round and alternating, in processes that differ in one thing at a time:
 
 - fresh:         `python seed_NNN.py`, as a user runs it;
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = Path(__file__).resolve().parent / "seeds"
+SCRIPTS = Path(__file__).resolve().parents[2] / "runner" / "fidelity" / "seeds"
 MODES = ("fresh", "fresh-session", "preload", "fork-torch", "fork-zygote")
 # Seed, its arguments, and units per run (about 4 s on a 16-core CPU).
 ROWS = {

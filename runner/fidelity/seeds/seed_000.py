@@ -13,6 +13,7 @@ from torch import nn
 parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="cpu")
 parser.add_argument("--epochs", type=int, default=20)
+parser.add_argument("--n", type=int, default=734)  # the heart-disease split's training rows
 args = parser.parse_args()
 
 
@@ -33,8 +34,8 @@ class MultiLayerPerceptron(nn.Module):
         return logits
 
 
-X_train = torch.randn(734, 13)
-y_train = torch.randint(0, 2, (734,))
+X_train = torch.randn(args.n, 13)
+y_train = torch.randint(0, 2, (args.n,))
 X_train = torch.tensor(X_train, dtype=torch.float32)  # noqa: the notebook converts its arrays like this
 y_train = torch.tensor(y_train, dtype=torch.long)
 

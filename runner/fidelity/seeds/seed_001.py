@@ -16,6 +16,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="cpu")
 parser.add_argument("--epochs", type=int, default=100)
 parser.add_argument("--depth", type=int, default=8)
+parser.add_argument("--n", type=int, default=1000)
 args = parser.parse_args()
 
 
@@ -25,7 +26,7 @@ def generate_disc_set(num_points):
     return _input, _target.long()
 
 
-train_input, train_target = generate_disc_set(1000)
+train_input, train_target = generate_disc_set(args.n)
 train_input = train_input.sub_(train_input.mean()).div_(train_input.std())
 
 

@@ -17,12 +17,14 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--device", default="cpu")
 parser.add_argument("--epochs", type=int, default=3)
 parser.add_argument("--n", type=int, default=50000)
+parser.add_argument("--batch", type=int, default=1000)
 args = parser.parse_args()
 device = torch.device(args.device)
 
 imgs = torch.rand(args.n, 3, 32, 32)
 labels = F.one_hot(torch.randint(0, 10, (args.n,)), 10).float()
-train = [(imgs[i : i + 1000].to(device), labels[i : i + 1000].to(device)) for i in range(0, args.n, 1000)]
+b = args.batch
+train = [(imgs[i : i + b].to(device), labels[i : i + b].to(device)) for i in range(0, args.n, b)]
 
 m = nn.Sequential(
     nn.Conv2d(3, 16, 5),

@@ -1,0 +1,191 @@
+"""Fidelity: on this host, does benchsite's as-written loop time what the seed's own script times?
+
+`runner/fidelity/seeds/seed_NNN.py` are the seeds' loops transcribed line by line (their models, DataLoader
+settings, optimisers, host syncs and prints) as plain standalone scripts: each imports its framework and nothing
+from benchsite, times its loop after one warm-up unit and prints one JSON line, the mean seconds per unit. They
+ship with the runner so that every contributor's machine can run them.
+
+For an as-written point the twin covers (`twin_for`), a run with fidelity on alternates, round by round, the
+point's own measurement (a fresh measuring process, as `benchsite run` measures it; round 1 is the measurement in
+the file) and the script in a freshly started interpreter (`run_script`), and records both lists in the
+measurement's `fidelity` block. The ratio is the harness's median over the script's (both are the mean seconds
+per unit of a run, the statistic a script's own timing of N units gives); its 95% interval is a seeded bootstrap
+of that ratio over the rounds. The gate recomputes both from the lists (`summarise`), so an edited figure is
+refused; the site keeps a measurement whose interval lies wholly outside LOW .. HIGH out of every verdict.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+SCRIPTS = Path(__file__).resolve().parent / "seeds"
+LOW, HIGH = 0.95, 1.05  # a harness that times the seed's loop within 5% of the script is faithful
+BOOTSTRAP = 2000
+BOOTSTRAP_SEED = 20261124
+MAX_ROUNDS = 50
+# The depths of seed 001's sweep that are twinned: the smallest (launch- and Python-bound), the middle and the
+# largest (compute-bound).
+TWIN_DEPTHS = (2, 8, 12)
+# Devices a transcription can time: it synchronises CUDA (ROCm's PyTorch is driven through the same API) and
+# needs nothing on a CPU. Apple's MPS is not twinned: the seeds' code never synchronises it.
+TWIN_DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}
+
+Verdict = Literal["faithful", "harness-affected", "inconclusive"]
+
+
+@dataclass(frozen=True)
+class Twin:
+    """The script that transcribes a point's seed, and the arguments that make it that point."""
+
+    seed: str
+    args: tuple[str, ...]
+    unit_flag: str = "--epochs"
+
+    @property
+    def script(self) -> str:
+        return f"seed_{self.seed}.py"
+
+    @property
+    def path(self) -> Path:
+        return SCRIPTS / self.script
+
+
+def script_sha256(name: str) -> str | None:
+    """The hash of a shipped transcription, or None if there is none of that name."""
+    path = SCRIPTS / name
+    if path.parent != SCRIPTS or not path.is_file():
+        return None
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def twin_for(workload: str, point: dict[str, Any], config: dict[str, Any], framework: str, device: str) -> Twin | None:
+    """The transcription that times this PyTorch as-written point as its seed's script does, or None."""
+    if framework != "torch" or device not in TWIN_DEVICES:
+        return None
+    if workload == "tabular-mlp":
+        return Twin("000", ("--n", str(config["n"])))
+    if workload == "depth-sweep" and point.get("depth") in TWIN_DEPTHS:
+        return Twin("001", ("--depth", str(point["depth"]), "--n", str(config["n"])))
+    if workload == "cifar-lenet":
+        return Twin("002", ("--n", str(config["n"]), "--batch", str(config["batch"])))
+    if workload == "transformer" and (point.get("model"), point.get("mode"), point.get("batch_size")) == (
+        "bert-base",
+        "train",
+        8,
+    ):
+        return Twin("003", ("--batch", "8"), unit_flag="--steps")
+    if workload == "mnist-cnn":
+        return Twin("004", ("--n", str(config["n"])))
+    return None
+
+
+def expected_twin(m: Any, profile: str) -> Twin | None:
+    """The twin a measurement of this profile's suite should have (None for a point no script covers, or one the
+    suite no longer has)."""
+    from runner.workloads import get
+
+    if m.variant != "as-written":
+        return None
+    try:
+        cases = get(m.workload).cases(profile)
+    except (KeyError, ValueError):
+        return None
+    case = next((c for c in cases if c.point == m.point), None)
+    if case is None:
+        return None
+    return twin_for(m.workload, m.point, case.config, m.framework, m.device)
+
+
+class ScriptFailed(RuntimeError):
+    pass
+
+
+def run_script(twin: Twin, device: str, units: int, timeout_s: float) -> float:
+    """The transcription in a freshly started interpreter, as a user runs it: mean seconds per unit over `units`
+    units after its warm-up. Its prints go to a file, as the measuring process's do. Raises ScriptFailed."""
+    argv = [sys.executable, str(twin.path), "--device", TWIN_DEVICES[device], twin.unit_flag, str(units), *twin.args]
+    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="benchsite-twin-") as cwd:
+        try:
+            proc = subprocess.run(
+                argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=cwd, timeout=timeout_s, check=False
+            )
+        except subprocess.TimeoutExpired:
+            raise ScriptFailed(f"{twin.script} did not finish within {timeout_s:.0f} s") from None
+        if proc.returncode:
+            log.seek(0)
+            tail = log.read().decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise ScriptFailed(f"{twin.script} exited with code {proc.returncode}: {tail[0][:500]}")
+    try:
+        per_unit = float(json.loads(proc.stdout.strip().splitlines()[-1])["per_unit_s"])
+    except (IndexError, KeyError, ValueError, TypeError) as exc:
+        raise ScriptFailed(f"{twin.script} printed no figure: {exc}") from None
+    if not per_unit > 0:
+        raise ScriptFailed(f"{twin.script} printed {per_unit} s per unit")
+    return per_unit
+
+
+def units_for(per_unit_s: float, seconds: float) -> int:
+    """Units a script run times to last about `seconds` (at least one)."""
+    return max(1, round(seconds / per_unit_s)) if per_unit_s > 0 else 1
+
+
+def mean_per_unit(samples_s: list[float]) -> float:
+    """A measurement's mean seconds per unit (each sample is per unit already): the statistic a script's own timing
+    of N units as one block gives."""
+    return sum(samples_s) / len(samples_s)
+
+
+@dataclass(frozen=True)
+class Summary:
+    ratio: float
+    ci95: tuple[float, float]
+    verdict: Verdict
+
+
+def summarise(harness_s: list[float], script_s: list[float]) -> Summary:
+    """The ratio of medians (harness over script), its 95% interval (a bootstrap over the rounds, seeded, so that
+    anyone recomputes the same numbers) and the verdict: faithful when the interval lies inside LOW .. HIGH,
+    harness-affected when it lies wholly outside, inconclusive when it is too wide to tell."""
+    ratio = statistics.median(harness_s) / statistics.median(script_s)
+    rng = random.Random(BOOTSTRAP_SEED)
+    n_h, n_s = len(harness_s), len(script_s)
+    draws = sorted(
+        statistics.median([harness_s[int(rng.random() * n_h)] for _ in range(n_h)])
+        / statistics.median([script_s[int(rng.random() * n_s)] for _ in range(n_s)])
+        for _ in range(BOOTSTRAP)
+    )
+    lo, hi = draws[int(0.025 * BOOTSTRAP)], draws[int(0.975 * BOOTSTRAP) - 1]
+    if LOW <= lo and hi <= HIGH:
+        verdict: Verdict = "faithful"
+    elif hi < LOW or lo > HIGH:
+        verdict = "harness-affected"
+    else:
+        verdict = "inconclusive"
+    return Summary(ratio, (lo, hi), verdict)
+
+
+def block(twin: Twin, device: str, harness_s: list[float], script_s: list[float], units: list[int]) -> dict[str, Any]:
+    """The measurement's `fidelity` field (runner.schema.Fidelity) from the two lists."""
+    s = summarise(harness_s, script_s)
+    return {
+        "script": twin.script,
+        "script_sha256": script_sha256(twin.script),
+        "args": ["--device", TWIN_DEVICES[device], *twin.args],
+        "rounds": len(script_s),
+        "units": units,
+        "script_s": script_s,
+        "harness_s": harness_s,
+        "ratio": s.ratio,
+        "ci95": list(s.ci95),
+        "verdict": s.verdict,
+    }
+
