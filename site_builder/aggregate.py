@@ -11,6 +11,7 @@ summaries the newest fingerprint and top operators per machine.
 from __future__ import annotations
 
 import re
+import statistics
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -150,6 +151,9 @@ class MachineSummary:
     top_ops: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
     # (framework, workload, point) -> (started_at, status, gradient difference): the newest equivalence check
     equivalence: dict[tuple[str, str, str], tuple[datetime, str, float | None]] = field(default_factory=dict)
+    # (workload_hash, framework, device) -> (started_at, row): each run's seed-script twin (runner.fidelity), the
+    # newest per measurement; a harness-affected measurement is not in the frame, so in no median or verdict
+    fidelity: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
 
 
 class Collector:
@@ -186,6 +190,8 @@ class Collector:
                 summary.equivalence[key] = (run.started_at, check.status, check.grad_rel_diff)
         measured_peaks = {(p.framework, str(p.device), str(p.dtype)): p.tflops for p in result.device_peaks}
         for m in result.measurements:
+            if m.fidelity is not None and self._twin(summary, run.started_at, m):
+                continue  # harness-affected: shown on its machine's page, kept out of every median and verdict
             ci = m.ci95_s or (None, None)
             peak, peak_source = _peak(result, m, measured_peaks)
             label = intern(point_label(m.point))
@@ -245,6 +251,33 @@ class Collector:
                         },
                     )
 
+    @staticmethod
+    def _twin(summary: MachineSummary, started_at: datetime, m: Any) -> bool:
+        """Record a measurement's seed-script twin; True if it found the harness affected the measurement."""
+        f = m.fidelity
+        key = (m.workload_hash, m.framework, m.device)
+        known = summary.fidelity.get(key)
+        if known is None or known[0] <= started_at:
+            summary.fidelity[key] = (
+                started_at,
+                {
+                    "script": f.script,
+                    "workload": m.workload,
+                    "point": point_label(m.point),
+                    "device": m.device,
+                    "device_name": m.device_name,
+                    "script_s": statistics.median(f.script_s),
+                    "harness_s": statistics.median(f.harness_s),
+                    "ratio": f.ratio,
+                    "ratio_lo": f.ci95[0],
+                    "ratio_hi": f.ci95[1],
+                    "rounds": f.rounds,
+                    "verdict": f.verdict,
+                    "date": f"{started_at:%Y-%m-%d}",
+                },
+            )
+        return f.verdict == "harness-affected"
+
     def _summary(self, result: ResultFile, source: str) -> MachineSummary:
         machine, run = result.machine, result.run
         summary = self.machines.get(machine.id)
@@ -252,13 +285,14 @@ class Collector:
             fresh = MachineSummary(machine, result.software, list(result.sync_selftests), run.started_at)
             if summary is not None:
                 fresh.runs, fresh.top_ops, fresh.equivalence = summary.runs, summary.top_ops, summary.equivalence
+                fresh.fidelity = summary.fidelity
             summary = self.machines[machine.id] = fresh
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements), source))
         return summary
 
     def merge(self, other: Collector) -> None:
         """Fold in a collector filled elsewhere (a loading process): its rows appended; per machine the newest
-        fingerprint, every run, and the newest top operators per measurement."""
+        fingerprint, every run, and the newest top operators and seed-script twin per measurement."""
         self.files += other.files
         for name, values in other._columns.items():
             self._columns[name].extend(values)
@@ -276,6 +310,9 @@ class Collector:
             for key, check in older.equivalence.items():
                 if key not in newer.equivalence or newer.equivalence[key][0] < check[0]:
                     newer.equivalence[key] = check
+            for key, (when, row) in older.fidelity.items():
+                if key not in newer.fidelity or newer.fidelity[key][0] < when:
+                    newer.fidelity[key] = (when, row)
             self.machines[machine_id] = newer
 
     def drop_files(self, paths: set[str]) -> None:

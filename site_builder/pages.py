@@ -340,6 +340,9 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
             if apart is not None and not apart.empty
             else [],
             "crossings": _records(crossings.drop(columns="replicates")),
+            "fidelity": sorted(
+                (row for _, row in s.fidelity.values()), key=lambda r: (r["device"], r["script"], r["point"])
+            ),
             "top_ops": [
                 {"device": device, "rows": [e for e in entries if e["device"] == device]}
                 for device in sorted({r["device"] for r in entries})

@@ -259,3 +259,30 @@ def build_site(results: Path, out: Path, strict: bool = False, site_url: str | N
         capture_output=True,
         text=True,
     )
+
+
+def twinned(m: Measurement, harness_rest: list[float], script_s: list[float]) -> Measurement:
+    """m with a seed-script twin (runner.fidelity) made from these lists: round 1's harness figure is m itself."""
+    from runner import fidelity
+    from runner.workloads import get
+
+    case = next(c for c in get(m.workload).cases("tiny") if c.point == m.point)
+    twin = fidelity.twin_for(m.workload, m.point, case.config, m.framework, m.device)
+    assert twin is not None, m.point
+    harness = [fidelity.mean_per_unit(m.samples_s), *harness_rest]
+    block = fidelity.block(twin, m.device, harness, script_s, [10] * len(script_s))
+    return Measurement(**{**m.model_dump(), "fidelity": block})
+
+
+def twinned_result() -> ResultFile:
+    """A machine whose twins found one as-written measurement harness-affected (tabular-mlp, 1.6x its script) and one
+    faithful (depth-sweep at depth 2)."""
+    mlp = make_measurement(workload="tabular-mlp", variant="as-written", median_s=0.16)
+    depth = make_measurement(workload="depth-sweep", point={"depth": 2}, variant="as-written", median_s=0.011)
+    return make_result(
+        [
+            twinned(mlp, [0.161, 0.162], [0.100, 0.101, 0.099]),
+            twinned(depth, [0.0110, 0.0111], [0.0110, 0.0109, 0.0111]),
+        ],
+        label="twinned",
+    )

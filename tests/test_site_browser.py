@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 import pytest
 
 from runner.storage import iter_all
-from tests.conftest import build_site, hostile_result, save_under
+from tests.conftest import build_site, hostile_result, save_under, twinned_result
 
 ROOT = Path(__file__).parent.parent
 CHROMIUM = os.environ.get("BENCHSITE_CHROMIUM", "/usr/bin/chromium")
@@ -49,6 +49,7 @@ def served(tmp_path_factory) -> Iterator[tuple[Path, str]]:
     committed = max(r.suite.version for _, r, _ in iter_all([results]) if r is not None)
     hostile = hostile_result(suite=committed)
     save_under(results, hostile)
+    save_under(results, twinned_result())
     done = build_site(results, out, site_url=url + "/")
     assert done.returncode == 0, done.stderr
     yield out, url
@@ -224,6 +225,23 @@ def hostile_pages(page, server: str) -> None:
             marks.nth(i).hover(force=True)
         assert page.locator("#vg-tooltip-element").count() == 1, path  # the hovers did show tooltips
         assert page.evaluate("window.__pwned") is None, path
+
+
+def test_the_machine_page_marks_a_harness_affected_measurement(site, server, browser):
+    """A generated machine whose twins found its tabular-mlp as-written measurement 1.6x the seed's script (kept out
+    of every table of measurements) and its depth-2 point faithful."""
+    with watched_page(browser, server) as page:
+        page.goto(f"{server}/machines/{twinned_result().machine.id}.html")
+        table = page.locator("article .benchsite-table.fidelity")
+        assert table.count() == 1
+        affected = table.locator("tr.harness-affected")
+        assert affected.count() == 1
+        assert "tabular-mlp" in affected.inner_text() and affected.locator("strong").inner_text() == "harness-affected"
+        assert "kept out of every median and verdict" in affected.inner_text()
+        faithful = table.locator("tbody tr:not(.harness-affected)")
+        assert faithful.count() == 1 and "depth=2" in faithful.inner_text() and "faithful" in faithful.inner_text()
+        measured = page.locator("article .benchsite-table:not(.fidelity)").all_inner_texts()
+        assert any("depth-sweep" in t for t in measured) and not any("tabular-mlp" in t for t in measured)
 
 
 def test_tables_sort_by_a_click_on_their_heading(site, server, browser):

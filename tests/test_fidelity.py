@@ -1,0 +1,168 @@
+"""The seed script's twin (runner.fidelity): run for real, recorded, and recomputed by the gate."""
+
+from __future__ import annotations
+
+import ast
+import statistics
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner import api, fidelity, validate
+from runner.schema import Measurement
+from tests.conftest import make_measurement, make_result, save_under
+
+
+def _twinned(script_s: list[float], harness_rest: list[float], **block) -> Measurement:
+    """An as-written depth-2 point of the tiny suite with a twin computed from these lists, as the run writes it."""
+    m = make_measurement(workload="depth-sweep", point={"depth": 2}, variant="as-written")
+    twin = fidelity.twin_for("depth-sweep", {"depth": 2}, {"n": 200}, "torch", "cpu")
+    assert twin is not None
+    harness = [fidelity.mean_per_unit(m.samples_s), *harness_rest]
+    made = fidelity.block(twin, "cpu", harness, script_s, [10] * len(script_s))
+    return Measurement(**{**m.model_dump(), "fidelity": {**made, **block}})
+
+
+def _problems(tmp_path: Path, m: Measurement) -> list[str]:
+    path = save_under(tmp_path, make_result([m]))
+    return [f"{p.field}: {p.message}" for p in validate.validate([path], strict=True).errors]
+
+
+def test_a_run_records_the_twin_and_the_gate_refuses_an_edited_script_sample(tmp_path):
+    plan = api.plan_run(
+        api.RunOptions(
+            profile="tiny",
+            workloads=["depth-sweep"],
+            frameworks=["torch"],
+            devices=["cpu"],
+            variants=["as-written"],
+            equivalence=False,
+            peaks=False,
+            profile_ops=False,
+            time_budget_s=0.2,
+            fidelity=True,
+            fidelity_rounds=2,
+            output=tmp_path / "out",
+        )
+    )
+    result, path = api.execute(plan)
+    assert path is not None
+    depth2, depth3 = sorted(result.measurements, key=lambda m: m.point["depth"])
+    assert depth3.fidelity is None  # seed 001's twin covers depths 2, 8 and 12
+    f = depth2.fidelity
+    assert f is not None and f.script == "seed_001.py" and f.rounds == 2
+    assert f.args == ["--device", "cpu", "--depth", "2", "--n", "200"]
+    assert f.harness_s[0] == pytest.approx(statistics.fmean(depth2.samples_s), rel=1e-12)
+    assert all(u >= 1 for u in f.units)
+    assert f.ratio == pytest.approx(statistics.median(f.harness_s) / statistics.median(f.script_s))
+    assert f.ci95[0] <= f.ratio <= f.ci95[1]
+    assert validate.validate([path], strict=True).errors == []
+
+    data = yaml.safe_load(path.read_text())
+    twin = next(m for m in data["measurements"] if m.get("fidelity"))["fidelity"]
+    twin["script_s"][0] *= 0.8  # the script looks faster: the ratio no longer follows from the lists
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    wheres = [p.field for p in validate.validate([path], strict=True).errors]
+    assert any(w.endswith("fidelity.ratio") for w in wheres), wheres
+
+
+@pytest.mark.parametrize(
+    ("harness", "script", "verdict"),
+    [
+        ([1.00, 1.01, 0.99, 1.00, 1.00], [1.00, 1.00, 1.01, 0.99, 1.00], "faithful"),
+        ([1.60, 1.62, 1.65, 1.61, 1.63], [1.00, 1.00, 1.01, 0.99, 1.00], "harness-affected"),
+        ([0.80, 0.81, 0.79, 0.80, 0.82], [1.00, 1.00, 1.01, 0.99, 1.00], "harness-affected"),
+        ([1.00, 1.30], [1.00, 0.80], "inconclusive"),
+    ],
+)
+def test_the_verdict_follows_the_interval(harness, script, verdict):
+    s = fidelity.summarise(harness, script)
+    assert s.verdict == verdict
+    assert s.ci95[0] <= s.ratio <= s.ci95[1]
+    assert fidelity.summarise(harness, script) == s  # seeded: anyone recomputes the same interval
+
+
+def test_a_faithful_twin_passes_the_gate(tmp_path):
+    assert _problems(tmp_path, _twinned([0.0110, 0.0111, 0.0109], [0.0110, 0.0111])) == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "where"),
+    [
+        ({"script_sha256": "0" * 64}, "fidelity.script_sha256"),
+        ({"script": "seed_002.py"}, "fidelity.script"),
+        ({"args": ["--device", "cpu", "--depth", "3", "--n", "200"]}, "fidelity.args"),
+        ({"verdict": "faithful", "ratio": 1.0}, "fidelity.ratio"),
+        ({"rounds": 4}, "fidelity.rounds"),
+        ({"ci95": [0.5, 2.0]}, "fidelity.ci95[0]"),
+    ],
+)
+def test_the_gate_refuses_an_edited_twin(tmp_path, edit, where):
+    m = _twinned([0.0110, 0.0111, 0.0109], [0.0150, 0.0152])
+    problems = _problems(tmp_path, Measurement(**{**m.model_dump(), "fidelity": {**m.fidelity.model_dump(), **edit}}))
+    assert any(where in p for p in problems), problems
+
+
+def test_the_first_harness_round_is_the_measurement_itself(tmp_path):
+    m = _twinned([0.0110, 0.0111], [0.0110])
+    f = m.fidelity.model_dump()
+    f["harness_s"][0] *= 1.5
+    twin = fidelity.twin_for("depth-sweep", {"depth": 2}, {"n": 200}, "torch", "cpu")
+    again = fidelity.block(twin, "cpu", f["harness_s"], f["script_s"], f["units"])
+    f.update({k: again[k] for k in ("ratio", "ci95", "verdict")})  # consistent with the edited list
+    problems = _problems(tmp_path, Measurement(**{**m.model_dump(), "fidelity": f}))
+    assert any("fidelity.harness_s[0]" in p for p in problems), problems
+
+
+def test_a_twin_on_a_point_no_script_covers_is_refused(tmp_path):
+    m = _twinned([0.0110, 0.0111], [0.0110])
+    other = make_measurement(workload="depth-sweep", point={"depth": 3}, variant="as-written")
+    problems = _problems(tmp_path, Measurement(**{**other.model_dump(), "fidelity": m.fidelity.model_dump()}))
+    assert any("no seed script twins" in p for p in problems), problems
+
+
+def test_a_script_that_fails_leaves_the_measurement_with_a_warning(tmp_path, monkeypatch):
+    broken = fidelity.SCRIPTS / "seed_001.py"
+    monkeypatch.setattr(fidelity, "SCRIPTS", tmp_path)
+    (tmp_path / "seed_001.py").write_text("raise SystemExit('the transcription broke')\n")
+    assert broken.exists()
+    plan = api.plan_run(
+        api.RunOptions(
+            profile="tiny",
+            workloads=["depth-sweep"],
+            frameworks=["torch"],
+            devices=["cpu"],
+            variants=["as-written"],
+            equivalence=False,
+            peaks=False,
+            profile_ops=False,
+            time_budget_s=0.1,
+            fidelity=True,
+            fidelity_rounds=2,
+            output=tmp_path / "out",
+        )
+    )
+    result, _ = api.execute(plan)
+    depth2 = next(m for m in result.measurements if m.point["depth"] == 2)
+    assert depth2.status == "ok" and depth2.fidelity is None
+    assert any("fidelity twin not recorded" in w and "the transcription broke" in w for w in depth2.warnings)
+
+
+@pytest.mark.parametrize("script", sorted(fidelity.SCRIPTS.glob("seed_*.py")), ids=lambda p: p.name)
+def test_the_shipped_scripts_import_nothing_from_benchsite(script):
+    tree = ast.parse(script.read_text())
+    imported = {
+        (node.module or "") if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    assert not any(name.split(".")[0] in ("runner", "site_builder", "tests") for name in imported), imported
+
+
+def test_the_standard_profile_twins_by_default_and_quick_does_not():
+    assert api.RunOptions(profile="standard").twins
+    assert not api.RunOptions(profile="quick").twins
+    assert api.RunOptions(profile="quick", fidelity=True).twins
+    assert not api.RunOptions(profile="standard", fidelity=False).twins
