@@ -650,24 +650,28 @@ def _with_twin(
 ) -> Measurement | None:
     """The measurement with its `fidelity` block (runner.fidelity), where the run asks for twins and a seed script
     covers the point; None otherwise. Rounds alternate: the harness (round 1 is `m` itself, later rounds measure the
-    point again in a fresh measuring process with the same budget) and the script in a fresh interpreter, timing
-    as many units as the harness's first round held (at least one). A script or re-measurement that fails ends the
-    twin with a warning on the measurement; the measurement itself stands."""
+    point again in a fresh measuring process with a budget of fidelity.SIDE_S) and the script in a fresh
+    interpreter, timing about SIDE_S of units (at least one). A point with long units takes fewer rounds
+    (fidelity.rounds_for). A script or re-measurement that fails ends the twin with a warning on the measurement;
+    the measurement itself stands."""
     if m is None or m.status != "ok" or not m.samples_s or not plan.options.twins:
         return None
     case = group.cases[group.indices.index(index)]
-    twin = fidelity.twin_for(group.workload.id, case.point, case.config, group.framework, group.device)
+    twin = fidelity.twin_for(group.workload.id, group.variant, case.point, case.config, group.framework, group.device)
     if twin is None:
         return None
     harness = [fidelity.mean_per_unit(m.samples_s)]
-    units = fidelity.units_for(harness[0], max(plan.budget_s, harness[0]))
+    side_s = min(plan.budget_s, fidelity.SIDE_S)
+    units = fidelity.units_for(harness[0], side_s)
+    rounds = fidelity.rounds_for(plan.options.fidelity_rounds, (m.warmup_s or harness[0]) + units * harness[0])
+    again_job = {**job, "budget_s": side_s}
     script: list[float] = []
     label = " ".join([group.workload.id, *(f"{k}={v}" for k, v in case.point.items()), "on", group.device])
     try:
-        for round_ in range(plan.options.fidelity_rounds):
-            progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {plan.options.fidelity_rounds}")
+        for round_ in range(rounds):
+            progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {rounds}")
             if round_:
-                again: dict[int, dict[str, Any]] = executor.run_cases(job, [index], plan.timeout_s, lambda event: None)
+                again = executor.run_cases(again_job, [index], plan.timeout_s, lambda event: None)
                 event = again.get(index, {})
                 if event.get("status") != "ok":
                     raise fidelity.ScriptFailed(f"the harness's round {round_ + 1} did not measure: {event.get('error')}")

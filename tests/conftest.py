@@ -267,7 +267,7 @@ def twinned(m: Measurement, harness_rest: list[float], script_s: list[float]) ->
     from runner.workloads import get
 
     case = next(c for c in get(m.workload).cases("tiny") if c.point == m.point)
-    twin = fidelity.twin_for(m.workload, m.point, case.config, m.framework, m.device)
+    twin = fidelity.twin_for(m.workload, m.variant, m.point, case.config, m.framework, m.device)
     assert twin is not None, m.point
     harness = [fidelity.mean_per_unit(m.samples_s), *harness_rest]
     block = fidelity.block(twin, m.device, harness, script_s, [10] * len(script_s))

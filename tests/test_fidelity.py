@@ -17,7 +17,7 @@ from tests.conftest import make_measurement, make_result, save_under
 def _twinned(script_s: list[float], harness_rest: list[float], **block) -> Measurement:
     """An as-written depth-2 point of the tiny suite with a twin computed from these lists, as the run writes it."""
     m = make_measurement(workload="depth-sweep", point={"depth": 2}, variant="as-written")
-    twin = fidelity.twin_for("depth-sweep", {"depth": 2}, {"n": 200}, "torch", "cpu")
+    twin = fidelity.twin_for("depth-sweep", "as-written", {"depth": 2}, {"n": 200}, "torch", "cpu")
     assert twin is not None
     harness = [fidelity.mean_per_unit(m.samples_s), *harness_rest]
     made = fidelity.block(twin, "cpu", harness, script_s, [10] * len(script_s))
@@ -108,7 +108,7 @@ def test_the_first_harness_round_is_the_measurement_itself(tmp_path):
     m = _twinned([0.0110, 0.0111], [0.0110])
     f = m.fidelity.model_dump()
     f["harness_s"][0] *= 1.5
-    twin = fidelity.twin_for("depth-sweep", {"depth": 2}, {"n": 200}, "torch", "cpu")
+    twin = fidelity.twin_for("depth-sweep", "as-written", {"depth": 2}, {"n": 200}, "torch", "cpu")
     again = fidelity.block(twin, "cpu", f["harness_s"], f["script_s"], f["units"])
     f.update({k: again[k] for k in ("ratio", "ci95", "verdict")})  # consistent with the edited list
     problems = _problems(tmp_path, Measurement(**{**m.model_dump(), "fidelity": f}))
@@ -166,3 +166,16 @@ def test_the_standard_profile_twins_by_default_and_quick_does_not():
     assert not api.RunOptions(profile="quick").twins
     assert api.RunOptions(profile="quick", fidelity=True).twins
     assert not api.RunOptions(profile="standard", fidelity=False).twins
+
+
+def test_only_as_written_pytorch_points_on_a_cpu_or_cuda_have_a_twin():
+    config = {"n": 734}
+    assert fidelity.twin_for("tabular-mlp", "as-written", {}, config, "torch", "cuda") is not None
+    assert fidelity.twin_for("tabular-mlp", "tuned", {}, config, "torch", "cpu") is None
+    assert fidelity.twin_for("tabular-mlp", "as-written", {}, config, "jax", "cpu") is None
+    assert fidelity.twin_for("tabular-mlp", "as-written", {}, config, "torch", "mps") is None
+
+
+@pytest.mark.parametrize(("side_s", "rounds"), [(0.5, 3), (6.0, 2), (40.0, 2)])
+def test_long_units_take_fewer_rounds(side_s, rounds):
+    assert fidelity.rounds_for(3, side_s) == rounds

@@ -32,6 +32,13 @@ LOW, HIGH = 0.95, 1.05  # a harness that times the seed's loop within 5% of the 
 BOOTSTRAP = 2000
 BOOTSTRAP_SEED = 20261124
 MAX_ROUNDS = 50
+# Each side of a round after the first times about this long (or the run's budget, if shorter): the spread that
+# matters is between processes, which more rounds capture better than longer ones.
+SIDE_S = 1.0
+# A point's twin takes fewer rounds (never under MIN_ROUNDS) where its rounds would outlast this: seed 004's CPU
+# epoch of 10 to 40 s allows two.
+POINT_BUDGET_S = 30.0
+MIN_ROUNDS = 2
 # The depths of seed 001's sweep that are twinned: the smallest (launch- and Python-bound), the middle and the
 # largest (compute-bound).
 TWIN_DEPTHS = (2, 8, 12)
@@ -67,9 +74,11 @@ def script_sha256(name: str) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def twin_for(workload: str, point: dict[str, Any], config: dict[str, Any], framework: str, device: str) -> Twin | None:
+def twin_for(
+    workload: str, variant: str, point: dict[str, Any], config: dict[str, Any], framework: str, device: str
+) -> Twin | None:
     """The transcription that times this PyTorch as-written point as its seed's script does, or None."""
-    if framework != "torch" or device not in TWIN_DEVICES:
+    if variant != "as-written" or framework != "torch" or device not in TWIN_DEVICES:
         return None
     if workload == "tabular-mlp":
         return Twin("000", ("--n", str(config["n"])))
@@ -93,8 +102,6 @@ def expected_twin(m: Any, profile: str) -> Twin | None:
     suite no longer has)."""
     from runner.workloads import get
 
-    if m.variant != "as-written":
-        return None
     try:
         cases = get(m.workload).cases(profile)
     except (KeyError, ValueError):
@@ -102,7 +109,7 @@ def expected_twin(m: Any, profile: str) -> Twin | None:
     case = next((c for c in cases if c.point == m.point), None)
     if case is None:
         return None
-    return twin_for(m.workload, m.point, case.config, m.framework, m.device)
+    return twin_for(m.workload, m.variant, m.point, case.config, m.framework, m.device)
 
 
 class ScriptFailed(RuntimeError):
@@ -131,6 +138,13 @@ def run_script(twin: Twin, device: str, units: int, timeout_s: float) -> float:
     if not per_unit > 0:
         raise ScriptFailed(f"{twin.script} printed {per_unit} s per unit")
     return per_unit
+
+
+def rounds_for(requested: int, side_s: float) -> int:
+    """Rounds a point's twin takes: as requested, fewer where two sides of that length each would outlast
+    POINT_BUDGET_S, never under MIN_ROUNDS."""
+    fit = int(POINT_BUDGET_S // (2 * side_s)) if side_s > 0 else requested
+    return max(min(requested, MIN_ROUNDS), min(requested, fit))
 
 
 def units_for(per_unit_s: float, seconds: float) -> int:
