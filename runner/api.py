@@ -581,7 +581,7 @@ def measure_group(
         for case, index in zip(group.cases, group.indices, strict=True):
             if index in done:
                 progress.case_finished(group, case, done[index])
-        if all(index in done for index in group.indices):
+        if all(index in done for index in group.indices) and not _untwinned(plan, group, done):
             return [done[i] for i in group.indices]
     if group.skip_reason:
         out = [_unmeasured(group, case, "-", status="skipped", skip_reason=group.skip_reason) for case in group.cases]
@@ -634,15 +634,41 @@ def measure_group(
 
     # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
     # the rounds of both sides are taken close together.
-    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
-    for batch in batches:
-        executor.run_cases(job, batch, plan.timeout_s, on_event)
+    # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin now.
+    untwinned = _untwinned(plan, group, done)
+    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)] if by_index else []
+    for batch in [untwinned, *batches]:
+        if batch and batch is not untwinned:
+            executor.run_cases(job, batch, plan.timeout_s, on_event)
         for index in batch:
             twinned = _with_twin(plan, group, job, index, measurements.get(index), progress)
             if twinned is not None:
                 measurements[index] = twinned
                 on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
     return [measurements[i] for i in group.indices if i in measurements]
+
+
+def _untwinned(plan: Plan, group: Group, done: dict[int, Measurement]) -> list[int]:
+    """Points an interrupted run measured whose twin is due but was not recorded (nor given up on)."""
+    if not plan.options.twins:
+        return []
+    return [
+        index
+        for index, m in done.items()
+        if m.status == "ok"
+        and m.fidelity is None
+        and not any(w.startswith("fidelity twin not recorded") for w in m.warnings)
+        and index in group.indices
+        and fidelity.twin_for(
+            group.workload.id,
+            group.variant,
+            m.point,
+            group.cases[group.indices.index(index)].config,
+            group.framework,
+            group.device,
+        )
+        is not None
+    ]
 
 
 def _with_twin(
@@ -674,7 +700,9 @@ def _with_twin(
                 again = executor.run_cases(again_job, [index], plan.timeout_s, lambda event: None)
                 event = again.get(index, {})
                 if event.get("status") != "ok":
-                    raise fidelity.ScriptFailed(f"the harness's round {round_ + 1} did not measure: {event.get('error')}")
+                    raise fidelity.ScriptFailed(
+                        f"the harness's round {round_ + 1} did not measure: {event.get('error')}"
+                    )
                 harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
             script.append(fidelity.run_script(twin, group.device, units, plan.timeout_s))
     except fidelity.ScriptFailed as exc:
@@ -687,7 +715,6 @@ def _with_twin(
         f"({block['ci95'][0]:.3f} .. {block['ci95'][1]:.3f}), {block['verdict']}"
     )
     return twinned
-
 
 
 def output_is_folder(output: Path) -> bool:

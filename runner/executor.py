@@ -140,6 +140,9 @@ Child = subprocess.Popen[str] | zygote.ForkedChild
 # and 16 OpenMP threads contend with the loader's workers. A plain script's cyclic collector also scans the
 # framework's whole heap, which the fork server's frozen heap hides (seed 001 at depth 2: 0.87).
 SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
+# The workloads whose as-written loop is a seed's single-process script. Not the engines' workloads (a Spark session
+# or a process group is the loop's own machinery, started once for a group's points) nor data-parallel training.
+SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"})
 
 
 def seed_process(job: dict[str, Any]) -> bool:
@@ -149,6 +152,7 @@ def seed_process(job: dict[str, Any]) -> bool:
         job.get("kind") == "measure"
         and job.get("variant") == "as-written"
         and job.get("framework") in SEED_PROCESS_FRAMEWORKS
+        and job.get("workload") in SEED_PROCESS_WORKLOADS
     )
 
 

@@ -263,7 +263,9 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
     lengths = {len(f.script_s), len(f.harness_s), len(f.units)}
     if lengths != {f.rounds}:
         problems.append(
-            Problem(path, f"{at}.rounds", f"{f.rounds} rounds, but script_s, harness_s and units hold {sorted(lengths)}")
+            Problem(
+                path, f"{at}.rounds", f"{f.rounds} rounds, but script_s, harness_s and units hold {sorted(lengths)}"
+            )
         )
         return problems
     own = fidelity.mean_per_unit(m.samples_s)
@@ -283,7 +285,9 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
     ):
         if _differs(stated, computed):
             problems.append(
-                Problem(path, f"{at}.{name}", f"{stated:.6g} is not recomputed from harness_s and script_s ({computed:.6g})")
+                Problem(
+                    path, f"{at}.{name}", f"{stated:.6g} is not recomputed from harness_s and script_s ({computed:.6g})"
+                )
             )
     if f.verdict != s.verdict:
         problems.append(Problem(path, f"{at}.verdict", f"{f.verdict!r}, but its interval makes it {s.verdict!r}"))

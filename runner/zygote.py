@@ -28,6 +28,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import IO
 
 SUPPORTED = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
@@ -106,7 +107,7 @@ def serve(modules: list[str]) -> None:
         server.sendall(f"pid {pid}\n".encode())
 
 
-def preload_lazy(modules: list[object]) -> list[str]:
+def preload_lazy(modules: Sequence[object]) -> list[str]:
     """Import what the given modules list in `PRELOAD`: modules their measurements import lazily (PyTorch's
     optimisers import torch._dynamo on first use, 1.2 s on a 2-core VM; a Hugging Face model class 1.7 s), which
     every forked child would otherwise import again. Best effort: one that fails to import (an optional library

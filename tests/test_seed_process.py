@@ -52,10 +52,13 @@ def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypa
 @pytest.mark.parametrize(
     ("job", "expected"),
     [
-        ({"kind": "measure", "variant": "as-written", "framework": "torch"}, True),
-        ({"kind": "measure", "variant": "tuned", "framework": "torch"}, False),
-        ({"kind": "measure", "variant": "as-written", "framework": "jax"}, False),
-        ({"kind": "compile", "variant": "as-written", "framework": "torch"}, False),
+        ({"kind": "measure", "variant": "as-written", "framework": "torch", "workload": "tabular-mlp"}, True),
+        ({"kind": "measure", "variant": "as-written", "framework": "torch", "workload": "transformer"}, True),
+        ({"kind": "measure", "variant": "tuned", "framework": "torch", "workload": "tabular-mlp"}, False),
+        ({"kind": "measure", "variant": "as-written", "framework": "jax", "workload": "tabular-mlp"}, False),
+        ({"kind": "compile", "variant": "as-written", "framework": "torch", "workload": "tabular-mlp"}, False),
+        ({"kind": "measure", "variant": "as-written", "framework": "torch", "workload": "spark-inference"}, False),
+        ({"kind": "measure", "variant": "as-written", "framework": "torch", "workload": "transformer-ddp"}, False),
     ],
 )
 def test_which_jobs_run_as_a_seed_script(job, expected):

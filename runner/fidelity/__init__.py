@@ -178,7 +178,7 @@ def summarise(harness_s: list[float], script_s: list[float]) -> Summary:
         for _ in range(BOOTSTRAP)
     )
     lo, hi = draws[int(0.025 * BOOTSTRAP)], draws[int(0.975 * BOOTSTRAP) - 1]
-    if LOW <= lo and hi <= HIGH:
+    if lo >= LOW and hi <= HIGH:
         verdict: Verdict = "faithful"
     elif hi < LOW or lo > HIGH:
         verdict = "harness-affected"
@@ -202,4 +202,3 @@ def block(twin: Twin, device: str, harness_s: list[float], script_s: list[float]
         "ci95": list(s.ci95),
         "verdict": s.verdict,
     }
-

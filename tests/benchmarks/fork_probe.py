@@ -207,7 +207,8 @@ def main() -> None:
                     flush=True,
                 )
     harness = harness_rows(seeds, args.device, args.rounds, args.seconds) if args.harness else []
-    print("\n| seed | process | ms/unit (median) | / fresh | fork() ms | mappings | RSS MiB | faults/unit | children's |")
+    print("\n| seed | process | ms/unit (median) | / fresh | fork() ms | mappings | RSS MiB | faults/unit", end="")
+    print(" | children's |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     table = []
     for seed in seeds:
