@@ -179,3 +179,40 @@ def test_only_as_written_pytorch_points_on_a_cpu_or_cuda_have_a_twin():
 @pytest.mark.parametrize(("side_s", "rounds"), [(0.5, 3), (6.0, 2), (40.0, 2)])
 def test_long_units_take_fewer_rounds(side_s, rounds):
     assert fidelity.rounds_for(3, side_s) == rounds
+
+
+def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(tmp_path):
+    def plan(twins: bool) -> api.Plan:
+        return api.plan_run(
+            api.RunOptions(
+                profile="tiny",
+                workloads=["depth-sweep"],
+                frameworks=["torch"],
+                devices=["cpu"],
+                variants=["as-written"],
+                equivalence=False,
+                peaks=False,
+                profile_ops=False,
+                time_budget_s=0.1,
+                fidelity=twins,
+                fidelity_rounds=2,
+                output=tmp_path,
+            )
+        )
+
+    untwinned = plan(False)
+    (group,) = untwinned.groups
+    measured = api.measure_group(untwinned, group, api.Progress())
+    assert all(m.fidelity is None for m in measured)
+    done = dict(zip(group.indices, measured, strict=True))  # what the journal of a run killed mid-twin holds
+
+    resumed = plan(True)
+    (group,) = resumed.groups
+    journaled: list[int] = []
+    again = api.measure_group(resumed, group, api.Progress(), done, lambda index, m: journaled.append(index))
+    depth2 = next(m for m in again if m.point["depth"] == 2)
+    assert depth2.fidelity is not None and depth2.fidelity.rounds == 2
+    assert depth2.samples_s == done[group.indices[0]].samples_s  # the measurement kept, only its twin added
+    assert journaled == [group.indices[0]]
+    given_up = {i: m.model_copy(update={"warnings": ["fidelity twin not recorded: broke"]}) for i, m in done.items()}
+    assert api._untwinned(resumed, group, given_up) == []
