@@ -632,19 +632,23 @@ def measure_group(
             on_measured(index, m)
             progress.case_finished(group, case, m)
 
+    def twin(index: int) -> None:
+        twinned = _with_twin(plan, group, job, index, measurements.get(index), progress)
+        if twinned is not None:
+            measurements[index] = twinned
+            on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
+
+    # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin first.
+    for index in _untwinned(plan, group, done):
+        twin(index)
     # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
     # the rounds of both sides are taken close together.
-    # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin now.
-    untwinned = _untwinned(plan, group, done)
-    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)] if by_index else []
-    for batch in [untwinned, *batches]:
-        if batch and batch is not untwinned:
+    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
+    for batch in batches:
+        if batch:
             executor.run_cases(job, batch, plan.timeout_s, on_event)
         for index in batch:
-            twinned = _with_twin(plan, group, job, index, measurements.get(index), progress)
-            if twinned is not None:
-                measurements[index] = twinned
-                on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
+            twin(index)
     return [measurements[i] for i in group.indices if i in measurements]
 
 

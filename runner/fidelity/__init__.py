@@ -31,7 +31,6 @@ SCRIPTS = Path(__file__).resolve().parent / "seeds"
 LOW, HIGH = 0.95, 1.05  # a harness that times the seed's loop within 5% of the script is faithful
 BOOTSTRAP = 2000
 BOOTSTRAP_SEED = 20261124
-MAX_ROUNDS = 50
 # Each side of a round after the first times about this long (or the run's budget, if shorter): the spread that
 # matters is between processes, which more rounds capture better than longer ones.
 SIDE_S = 1.0
