@@ -138,7 +138,7 @@ Child = subprocess.Popen[str] | zygote.ForkedChild
 # torch.set_num_threads(1) before the main thread's first parallel operator; in a fresh interpreter that setting
 # reaches the main thread, which then trains on one thread, as the seed's own script did; in a fork it does not,
 # and 16 OpenMP threads contend with the loader's workers. A plain script's cyclic collector also scans the
-# framework's whole heap, which the fork server's frozen heap hides (seed 001 at depth 2: 0.87).
+# framework's whole heap, which the fork server's frozen heap would hide.
 SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
 # The workloads whose as-written loop is a seed's single-process script. Not the engines' workloads (a Spark session
 # or a process group is the loop's own machinery, started once for a group's points) nor data-parallel training.
@@ -252,14 +252,9 @@ def run_cases(
 ) -> dict[int, dict[str, Any]]:
     """Measure every case index, restarting the child after a case fails, crashes or hangs.
 
-    Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}. A seed's loop
-    (`seed_process`) gets a fresh child per case, as its script runs one configuration per process.
+    Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}. (A seed's loop is
+    handed one case at a time by runner.api.measure_group, as its script runs one configuration per process.)
     """
-    if seed_process(job) and len(indices) > 1:
-        results_each: dict[int, dict[str, Any]] = {}
-        for index in indices:
-            results_each.update(run_cases(job, [index], timeout_s, on_event))
-        return results_each
     results: dict[int, dict[str, Any]] = {}
     remaining = list(indices)
     current: list[int] = []  # the case the child is measuring now

@@ -286,3 +286,25 @@ def twinned_result() -> ResultFile:
         ],
         label="twinned",
     )
+
+
+def cpu_torch_plan(tmp_path: Path, workloads: list[str], variants: list[str], budget_s: float, **options):
+    """A plan of the tiny profile for PyTorch on the CPU, with nothing measured beside the points (no equivalence
+    check, peaks or profiler)."""
+    from runner import api
+
+    return api.plan_run(
+        api.RunOptions(
+            profile="tiny",
+            workloads=workloads,
+            frameworks=["torch"],
+            devices=["cpu"],
+            variants=variants,
+            equivalence=False,
+            peaks=False,
+            profile_ops=False,
+            time_budget_s=budget_s,
+            output=tmp_path,
+            **options,
+        )
+    )

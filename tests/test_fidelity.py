@@ -11,7 +11,7 @@ import yaml
 
 from runner import api, fidelity, validate
 from runner.schema import Measurement
-from tests.conftest import make_measurement, make_result, save_under
+from tests.conftest import cpu_torch_plan, make_measurement, make_result, save_under
 
 
 def _twinned(script_s: list[float], harness_rest: list[float], **block) -> Measurement:
@@ -30,22 +30,7 @@ def _problems(tmp_path: Path, m: Measurement) -> list[str]:
 
 
 def test_a_run_records_the_twin_and_the_gate_refuses_an_edited_script_sample(tmp_path):
-    plan = api.plan_run(
-        api.RunOptions(
-            profile="tiny",
-            workloads=["depth-sweep"],
-            frameworks=["torch"],
-            devices=["cpu"],
-            variants=["as-written"],
-            equivalence=False,
-            peaks=False,
-            profile_ops=False,
-            time_budget_s=0.2,
-            fidelity=True,
-            fidelity_rounds=2,
-            output=tmp_path / "out",
-        )
-    )
+    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.2, fidelity=True, fidelity_rounds=2)
     result, path = api.execute(plan)
     assert path is not None
     depth2, depth3 = sorted(result.measurements, key=lambda m: m.point["depth"])
@@ -123,26 +108,9 @@ def test_a_twin_on_a_point_no_script_covers_is_refused(tmp_path):
 
 
 def test_a_script_that_fails_leaves_the_measurement_with_a_warning(tmp_path, monkeypatch):
-    broken = fidelity.SCRIPTS / "seed_001.py"
     monkeypatch.setattr(fidelity, "SCRIPTS", tmp_path)
     (tmp_path / "seed_001.py").write_text("raise SystemExit('the transcription broke')\n")
-    assert broken.exists()
-    plan = api.plan_run(
-        api.RunOptions(
-            profile="tiny",
-            workloads=["depth-sweep"],
-            frameworks=["torch"],
-            devices=["cpu"],
-            variants=["as-written"],
-            equivalence=False,
-            peaks=False,
-            profile_ops=False,
-            time_budget_s=0.1,
-            fidelity=True,
-            fidelity_rounds=2,
-            output=tmp_path / "out",
-        )
-    )
+    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.1, fidelity=True, fidelity_rounds=2)
     result, _ = api.execute(plan)
     depth2 = next(m for m in result.measurements if m.point["depth"] == 2)
     assert depth2.status == "ok" and depth2.fidelity is None
@@ -183,22 +151,7 @@ def test_long_units_take_fewer_rounds(side_s, rounds):
 
 def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(tmp_path):
     def plan(twins: bool) -> api.Plan:
-        return api.plan_run(
-            api.RunOptions(
-                profile="tiny",
-                workloads=["depth-sweep"],
-                frameworks=["torch"],
-                devices=["cpu"],
-                variants=["as-written"],
-                equivalence=False,
-                peaks=False,
-                profile_ops=False,
-                time_budget_s=0.1,
-                fidelity=twins,
-                fidelity_rounds=2,
-                output=tmp_path,
-            )
-        )
+        return cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.1, fidelity=twins, fidelity_rounds=2)
 
     untwinned = plan(False)
     (group,) = untwinned.groups

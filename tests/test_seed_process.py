@@ -8,25 +8,13 @@ import json
 import pytest
 
 from runner import api, executor, zygote
+from tests.conftest import cpu_torch_plan
 
 
 def _phases(tmp_path, monkeypatch, variants):
     log = tmp_path / "phases.jsonl"
     monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
-    plan = api.plan_run(
-        api.RunOptions(
-            profile="tiny",
-            workloads=["depth-sweep"],
-            frameworks=["torch"],
-            devices=["cpu"],
-            variants=variants,
-            equivalence=False,
-            peaks=False,
-            profile_ops=False,
-            time_budget_s=0.05,
-            output=tmp_path,
-        )
-    )
+    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], variants, 0.05)
     for group in plan.groups:
         got = api.measure_group(plan, group, api.Progress())
         assert all(m.status == "ok" for m in got), [m.error for m in got]

@@ -36,35 +36,29 @@ LOW, HIGH = 0.95, 1.05
 
 
 def points(profile: str, depths: list[int]) -> list[dict]:
-    """(seed, workload, case index, the transcription's size arguments) for each row."""
+    """(seed, workload, case index, the transcription's arguments) for each point a run's twin covers
+    (runner.fidelity.twin_for), seed 001 at the given depths."""
+    from runner import fidelity
     from runner.workloads import get
 
-    rows = [{"seed": "000", "workload": "tabular-mlp", "index": 0, "args": []}]
-    depth_cases = get("depth-sweep").cases(profile)
-    for depth in depths:
-        index = next(i for i, c in enumerate(depth_cases) if c.point["depth"] == depth)
-        rows.append({"seed": "001", "workload": "depth-sweep", "index": index, "args": ["--depth", str(depth)]})
-    cifar = get("cifar-lenet").cases(profile)[0]
-    rows.append({"seed": "002", "workload": "cifar-lenet", "index": 0, "args": ["--n", str(cifar.config["n"])]})
-    bert = next(
-        (
-            (i, c)
-            for i, c in enumerate(get("transformer").cases(profile))
-            if c.point.get("model") == "bert-base" and c.point.get("mode") == "train"
-        ),
-        None,
-    )
-    if bert is not None:  # the quick profile has no BERT-base training point
-        rows.append(
-            {
-                "seed": "003",
-                "workload": "transformer",
-                "index": bert[0],
-                "args": ["--batch", str(bert[1].config["batch"])],
-            }
-        )
-    mnist = get("mnist-cnn").cases(profile)[0]
-    rows.append({"seed": "004", "workload": "mnist-cnn", "index": 0, "args": ["--n", str(mnist.config["n"])]})
+    rows = []
+    for workload in ("tabular-mlp", "depth-sweep", "cifar-lenet", "transformer", "mnist-cnn"):
+        for index, case in enumerate(get(workload).cases(profile)):
+            if workload == "depth-sweep" and case.point["depth"] not in depths:
+                continue
+            twin = fidelity.twin_for(workload, "as-written", case.point, case.config, "torch", "cpu")
+            if workload == "depth-sweep" and twin is None:
+                twin = fidelity.Twin("001", ("--depth", str(case.point["depth"]), "--n", str(case.config["n"])))
+            if twin is not None:
+                rows.append(
+                    {
+                        "seed": twin.seed,
+                        "workload": workload,
+                        "index": index,
+                        "args": list(twin.args),
+                        "flag": twin.unit_flag,
+                    }
+                )
     return rows
 
 
@@ -86,9 +80,8 @@ SEED_PIDS: set[int] = set()
 def transcription(row: dict, device: str, units: int, drop_env: list[str], launch: str = "plain") -> float:
     """The seed's transcription in a fresh process: mean seconds per unit. `drop_env` names variables the
     transcription does not get (it imports only its framework); `launch` is one of LAUNCHES."""
-    flag = "--steps" if row["seed"] == "003" else "--epochs"
     script = str(SCRIPTS / f"seed_{row['seed']}.py")
-    argv = [sys.executable, script, "--device", device, flag, str(units), *row["args"]]
+    argv = [sys.executable, script, "--device", device, row["flag"], str(units), *row["args"]]
     if launch == "nogc":
         run = "import gc, runpy, sys; gc.disable(); del sys.argv[0]; runpy.run_path(sys.argv[0], None, '__main__')"
         argv = [sys.executable, "-c", run, *argv[1:]]

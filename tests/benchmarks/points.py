@@ -11,7 +11,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from runner import api
+from runner import api, fidelity
 from runner.schema import Measurement
 
 
@@ -46,6 +46,6 @@ class PointRunner:
 
 
 def mean_per_unit(m: Measurement) -> float:
-    """Seconds per unit over every timed unit (samples are per unit already): the statistic a seed's own
-    timing of N units gives, to set beside it; the site reports the median."""
-    return sum(m.samples_s) / len(m.samples_s)
+    """Seconds per unit over every timed unit: the statistic a seed's own timing of N units gives, to set beside it
+    (runner.fidelity.mean_per_unit, which the run's twin uses); the site reports the median."""
+    return fidelity.mean_per_unit(m.samples_s)
