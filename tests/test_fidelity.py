@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import json
 import statistics
 from pathlib import Path
 
@@ -169,3 +170,14 @@ def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(
     assert journaled == [group.indices[0]]
     given_up = {i: m.model_copy(update={"warnings": ["fidelity twin not recorded: broke"]}) for i, m in done.items()}
     assert api._untwinned(resumed, group, given_up) == []
+
+
+def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unknown_script_does_not():
+    past = json.loads(fidelity.PAST_SCRIPTS.read_text())
+    for name, hashes in past.items():
+        shipped = fidelity.shipped_sha256(name)
+        assert fidelity.script_sha256(name) in shipped
+        assert set(hashes) <= shipped
+        assert fidelity.script_sha256(name) not in hashes  # the list holds earlier versions only
+    assert fidelity.shipped_sha256("seed_009.py") == set()
+    assert fidelity.shipped_sha256("../__init__.py") == set()

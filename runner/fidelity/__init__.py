@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 SCRIPTS = Path(__file__).resolve().parent / "seeds"
+# Hashes of the earlier versions of each shipped script, by name: append the old hash whenever a script changes.
+PAST_SCRIPTS = Path(__file__).resolve().parent / "past_scripts.json"
 LOW, HIGH = 0.95, 1.05  # a harness that times the seed's loop within 5% of the script is faithful
 BOOTSTRAP = 2000
 BOOTSTRAP_SEED = 20261124
@@ -71,6 +73,14 @@ def script_sha256(name: str) -> str | None:
     if path.parent != SCRIPTS or not path.is_file():
         return None
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def shipped_sha256(name: str) -> set[str]:
+    """Every hash a release of benchsite shipped for this transcription: today's and those in PAST_SCRIPTS (a
+    file measured with an earlier version of a script stays valid; a script nobody shipped does not)."""
+    current = script_sha256(name)
+    past = json.loads(PAST_SCRIPTS.read_text()).get(name, []) if current is not None else []
+    return {current, *past} if current is not None else set()
 
 
 def twin_for(

@@ -1,8 +1,9 @@
 """Seed 004 (MNIST benchmarks, PyTorch side): pytorch/examples mnist/main.py as the seed ran it (2023): Net,
 train() with its log line every 10 batches, Adadelta(lr=1.0), StepLR(step_size=1, gamma=0.7), train_kwargs
 {'batch_size': 64} plus {'num_workers': 1, 'pin_memory': True, 'shuffle': True} under CUDA, and the
-MNIST dataset's PIL images through ToTensor() and Normalize((0.1307,), (0.3081,)). The data is synthetic
-uint8 images (nothing is downloaded); the test pass after each epoch is left out (the suite times training);
+MNIST dataset's PIL images through ToTensor() and Normalize((0.1307,), (0.3081,)) (torchvision's; where it is
+absent, its code path for a PIL image written out here, checks and per-call bookkeeping included). The data is
+synthetic uint8 images (nothing is downloaded); the test pass after each epoch is left out (the suite times training);
 `--epochs` epochs after a warm-up epoch. Imports nothing from benchsite. Prints one JSON line: seconds per
 epoch."""
 
@@ -21,7 +22,7 @@ from torch.optim.lr_scheduler import StepLR
 
 try:
     from torchvision import transforms
-except Exception:  # noqa: BLE001 - torchvision absent or built for another torch: its two transforms, inline
+except Exception:  # noqa: BLE001 - torchvision absent or built for another torch: its code path, inline
     transforms = None
 
 parser = argparse.ArgumentParser()
@@ -57,25 +58,80 @@ class Net(nn.Module):
         return output
 
 
+def _api_usage(name):
+    # torchvision logs one API-usage event per transform call (a no-op logger unless one is installed)
+    torch._C._log_api_usage_once(f"torchvision.transforms.{name}")
+
+
 def to_tensor(pic):
-    img = torch.from_numpy(np.array(pic, np.uint8, copy=True))
-    img = img.view(pic.size[1], pic.size[0], 1).permute((2, 0, 1)).contiguous()
-    return img.to(dtype=torch.get_default_dtype()).div(255)
+    # torchvision.transforms.functional.to_tensor for a PIL image, its checks included
+    if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+        _api_usage("functional.to_tensor")
+    if not (isinstance(pic, Image.Image) or isinstance(pic, np.ndarray)):
+        raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
+    default_float_dtype = torch.get_default_dtype()
+    mode_to_nptype = {"I": np.int32, "I;16" if sys.byteorder == "little" else "I;16B": np.int16, "F": np.float32}
+    img = torch.from_numpy(np.array(pic, mode_to_nptype.get(pic.mode, np.uint8), copy=True))
+    if pic.mode == "1":
+        img = 255 * img
+    channels = len(pic.getbands()) if hasattr(pic, "getbands") else pic.channels
+    img = img.view(pic.size[1], pic.size[0], channels).permute((2, 0, 1)).contiguous()
+    if isinstance(img, torch.ByteTensor):
+        return img.to(dtype=default_float_dtype).div(255)
+    return img
 
 
-def normalize(tensor):
-    tensor = tensor.clone()
-    mean = torch.as_tensor((0.1307,), dtype=tensor.dtype).view(-1, 1, 1)
-    std = torch.as_tensor((0.3081,), dtype=tensor.dtype).view(-1, 1, 1)
-    return tensor.sub_(mean).div_(std)
+class Normalize(nn.Module):
+    # torchvision.transforms.Normalize: a module, whose forward runs functional.normalize and its tensor kernel
+    def __init__(self, mean, std):
+        super().__init__()
+        _api_usage("Normalize")
+        self.mean, self.std = mean, std
+
+    def forward(self, tensor):
+        if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+            _api_usage("functional.normalize")
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
+        if not tensor.ndim >= 2 or not tensor.is_floating_point() or tensor.ndim < 3:
+            raise TypeError("Tensor is not a float tensor image.")
+        tensor = tensor.clone()
+        mean = torch.as_tensor(self.mean, dtype=tensor.dtype, device=tensor.device)
+        std = torch.as_tensor(self.std, dtype=tensor.dtype, device=tensor.device)
+        if (std == 0).any():
+            raise ValueError("std evaluated to zero")
+        if mean.ndim == 1:
+            mean = mean.view(-1, 1, 1)
+        if std.ndim == 1:
+            std = std.view(-1, 1, 1)
+        return tensor.sub_(mean).div_(std)
+
+
+class Compose:
+    # torchvision.transforms.Compose
+    def __init__(self, steps):
+        if not torch.jit.is_scripting() and not torch.jit.is_tracing():
+            _api_usage("Compose")
+        self.steps = steps
+
+    def __call__(self, img):
+        for t in self.steps:
+            img = t(img)
+        return img
+
+
+class ToTensor:
+    def __init__(self):
+        _api_usage("ToTensor")
+
+    def __call__(self, pic):
+        return to_tensor(pic)
 
 
 if transforms is not None:
     transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
 else:
-
-    def transform(pic):
-        return normalize(to_tensor(pic))
+    transform = Compose([ToTensor(), Normalize((0.1307,), (0.3081,))])
 
 
 class MNIST(torch.utils.data.Dataset):
