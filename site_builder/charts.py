@@ -475,3 +475,19 @@ def stream_chart(table: pd.DataFrame) -> alt.FacetChart:
         .facet(column=alt.Column("model:N", title=None))
         .configure_legend(orient="bottom", columns=1, labelLimit=400)
     )
+
+
+def claim_chart(rows: pd.DataFrame, title: str) -> alt.LayerChart:
+    """A seed claim: the published figure (a diamond) beside each machine's reproduction with its 95% interval,
+    one row each, log x. `rows`: label, source ('published' or 'reproduction'), value, value_lo, value_hi."""
+    data = rows[["label", "source", "value", "value_lo", "value_hi"]]
+    base = alt.Chart(data).encode(
+        y=alt.Y("label:N", title=None, sort=None),
+        color=alt.Color("source:N", title=None, scale=alt.Scale(domain=["published", "reproduction"])),
+        tooltip=[alt.Tooltip("label:N", title="row"), "source:N", *_interval_tooltips("value", title)],
+    )
+    points = base.mark_point(filled=True, size=90).encode(
+        x=alt.X("value:Q", scale=alt.Scale(type="log"), title=title),
+        shape=alt.Shape("source:N", scale=alt.Scale(domain=["published", "reproduction"], range=["diamond", "circle"])),
+    )
+    return (_errorbar(base, "value") + points).properties(width=CONTAINER).configure_axisY(labelLimit=260)

@@ -464,7 +464,14 @@ def seeds_index(site: Site) -> str:
 
 def seed_page(seed: seeds.Seed) -> Callable[[Site], str]:
     def page(site: Site) -> str:
-        return render("seed.md.j2", site=site.view(), **seeds.seed_view(site, seed))
+        view = seeds.seed_view(site, seed)
+        for claim in view["claims"]:
+            rows = seeds.claim_rows(claim, claim["machines"])
+            title = "break-even (parameters)" if claim["kind"] == "break-even" else charts.SPEEDUP_AXIS
+            claim["chart"] = (
+                site.chart(f"seed-{claim['id']}", charts.claim_chart(rows, title), "../") if len(rows) > 1 else None
+            )
+        return render("seed.md.j2", site=site.view(), **view)
 
     return page
 

@@ -2,10 +2,18 @@
 
 The published figures are curated data (docs/seeds.yaml, transcribed once from the seed texts with the quote
 they come from); the reproductions come from the compared results only: the same workload, the as-written
-loop, the same framework. A verdict needs an interval clear of the claim: a speedup claim is reproduced where
-the machine's 95% interval falls on the claimed side of 1x (or, for "no faster on the GPU", where it does
-not clear 1x upwards); a break-even claim where the machine's break-even interval contains the published
-point. Hardware the seeds used that no contributed machine has is listed as an open invitation.
+loop, the same framework. A claim is judged at the resolution it was made (docs/seeds.yaml states it):
+
+- a speedup claim is reproduced where the machine's 95% interval falls on the claimed side of 1x;
+- a tie ("no faster on the GPU") carries a margin: reproduced where the interval lies inside 1/margin .. margin,
+  differs where it lies wholly outside, undecided where it straddles an edge;
+- a break-even measured on a grid (seed 001 timed whole depths only) is reproduced where the machine crosses at
+  the seed's grid point: the first point at which the CPU is no longer clearly faster and from which on it
+  never is again, the accelerator clearly winning by the sweep's end (`first_win`);
+  the interpolated break-even and its interval stay beside it. A break-even claim without a grid is reproduced
+  where the machine's break-even interval contains the published point.
+
+Hardware the seeds used that no contributed machine has is listed as an open invitation.
 """
 
 from __future__ import annotations
@@ -48,7 +56,7 @@ def load_seeds(path: Path = SEEDS_FILE) -> list[Seed]:
         entries = yaml.safe_load(handle)
     seeds = []
     for entry in entries:
-        claims = [{"point": {}, "expect": None, **c} for c in entry.pop("claims")]
+        claims = [{"point": {}, "expect": None, "margin": None, "resolution": None, **c} for c in entry.pop("claims")]
         invitations = [{"command": None, "note": None, **i} for i in entry.pop("invitations")]
         seeds.append(Seed(**entry, claims=claims, invitations=invitations))
     return seeds
@@ -73,11 +81,18 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
     if point:
         rows = rows[rows.apply(lambda r: _matches(r, point), axis=1)] if not rows.empty else rows
     expected = EXPECTED_VERDICTS[claim["expect"]]
+    margin = claim.get("margin")
     out = []
     for machine_id, group in rows.groupby("machine_id", sort=True):
         group = group.sort_values(["params", "batch_size"], na_position="first")
-        decided = [v for v in group["verdict"] if v != aggregate.TOO_FEW]
-        agree = [v in expected for v in decided]
+        if margin:
+            bounds = zip(group["speedup_lo"], group["speedup_hi"], strict=True)
+            judged = [tie_verdict(lo, hi, float(margin)) for lo, hi in bounds]
+            decided = [v for v in judged if v is not None]
+            agree = decided
+        else:
+            decided = [v for v in group["verdict"] if v != aggregate.TOO_FEW]
+            agree = [v in expected for v in decided]
         verdict = UNDECIDED
         if decided:
             verdict = REPRODUCED if all(agree) else DIFFERS if not any(agree) else MIXED
@@ -102,22 +117,68 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
     return out
 
 
+def tie_verdict(lo: Any, hi: Any, margin: float) -> bool | None:
+    """A tie claim at one point: True where the speedup's interval lies inside 1/margin .. margin, False where it
+    lies wholly outside, None where it straddles an edge or there is no interval."""
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return None
+    if 1 / margin <= lo and hi <= margin:
+        return True
+    if lo > margin or hi < 1 / margin:
+        return False
+    return None
+
+
+def first_win(site: Site, claim: dict[str, Any], machine_id: str, device: str) -> Any:
+    """The machine's crossing on the claim's grid (e.g. depth): the first measured grid value at which the CPU is no
+    longer clearly faster and from which on it never is again, in a sweep whose last point the accelerator clearly
+    wins. None where the accelerator never clearly wins by the sweep's end. (At the seed's resolution, one run per
+    point, a tie at a grid point followed by wins is where the accelerator "starts to beat" the CPU.)"""
+    grid = claim["resolution"]["grid"]
+    table = site.speedups
+    rows = table[
+        (table["machine_id"] == machine_id)
+        & (table["device"] == device)
+        & (table["workload"] == claim["workload"])
+        & (table["variant"] == "as-written")
+        & (table["framework"] == claim["framework"])
+    ]
+    if rows.empty or grid not in rows:
+        return None
+    ordered = rows.sort_values(grid)
+    values, verdicts = ordered[grid].tolist(), ordered["verdict"].tolist()
+    if verdicts[-1] != "accelerator faster":
+        return None
+    found = None
+    for value, verdict in zip(reversed(values), reversed(verdicts), strict=True):
+        if verdict == "CPU faster":
+            break
+        found = value
+    return None if found is None or pd.isna(found) else int(found)
+
+
 def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, Any]]:
-    """Per machine: the as-written depth-sweep break-even with its interval, and whether it contains the
-    published point."""
+    """Per machine: the as-written depth-sweep break-even with its interval and, for a claim made on a grid, the
+    grid point where it crosses (first_win); the verdict at the claim's resolution."""
     crossings = site.crossings
     rows = crossings[(crossings["variant"] == "as-written") & (crossings["framework"] == claim["framework"])]
+    resolution = claim.get("resolution")
     out = []
     for r in rows.sort_values("machine_id").itertuples():
+        interval = None
         if r.verdict == "crossover":
             interval = Interval(
                 r.break_even_params,
                 None if pd.isna(r.break_even_params_lo) else r.break_even_params_lo,
                 None if pd.isna(r.break_even_params_hi) else r.break_even_params_hi,
             )
+        won_at = first_win(site, claim, r.machine_id, r.device) if resolution else None
+        if resolution:
+            verdict = REPRODUCED if won_at == resolution["first_win"] else DIFFERS
+        elif interval is not None:
             verdict = REPRODUCED if interval.spans(float(claim["published"])) else DIFFERS
         else:
-            interval, verdict = None, DIFFERS  # always faster on one side: no break-even inside the sweep
+            verdict = DIFFERS  # always faster on one side: no break-even inside the sweep
         out.append(
             {
                 "machine_id": r.machine_id,
@@ -128,6 +189,7 @@ def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str
                 "hi": interval.hi if interval else None,
                 "low": r.low,
                 "high": r.high,
+                "first_win": won_at,
                 "verdict": verdict,
             }
         )
@@ -172,6 +234,29 @@ def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
         "claims": claims,
         "invitations": [invitation_status(site, i) for i in seed.invitations],
     }
+
+
+def claim_rows(claim: dict[str, Any], machines: list[dict[str, Any]]) -> pd.DataFrame:
+    """The claim chart's rows (charts.claim_chart): the published figure, then each machine's reproduction."""
+    rows = [{"label": "published", "source": "published", "value": float(claim["published"])}]
+    for m in machines:
+        if claim["kind"] == "break-even":
+            if m["break_even"] is not None:
+                rows.append(
+                    {
+                        "label": m["machine_id"],
+                        "source": "reproduction",
+                        "value": m["break_even"],
+                        "value_lo": m["lo"],
+                        "value_hi": m["hi"],
+                    }
+                )
+            continue
+        for p in m["points"]:
+            label = m["machine_id"] + (f" {p['point']}" if p["point"] else "")
+            value = {"value": p["speedup"], "value_lo": p["lo"], "value_hi": p["hi"]}
+            rows.append({"label": label, "source": "reproduction", **value})
+    return pd.DataFrame(rows, columns=["label", "source", "value", "value_lo", "value_hi"])
 
 
 def overall(claims: list[dict[str, Any]]) -> str:

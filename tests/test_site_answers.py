@@ -137,6 +137,70 @@ def test_a_seed_claim_is_reproduced_only_where_the_interval_says_so():
     assert seeds.speedup_reproductions(site, _seed_claim(framework="jax")) == []
 
 
+def test_a_tie_is_judged_inside_its_margin():
+    rng = np.random.default_rng(9)
+    written = {"variant": "as-written"}
+
+    def machine(cpu: float, gpu: float, sigma: float, label: str):
+        return make_result(
+            [
+                measurement("cpu", lognormal(rng, cpu, 30, sigma), **written),
+                measurement("cuda", lognormal(rng, gpu, 30, sigma), **written),
+            ],
+            label=label,
+        )
+
+    even, gpu_wins, wide = machine(1.0, 1.0, 0.02, "a"), machine(3.0, 1.0, 0.02, "b"), machine(1.15, 1.0, 0.4, "c")
+    site = site_of(even, gpu_wins, wide)
+    claim = _seed_claim(expect="tie", margin=1.2)
+    verdicts = {m["machine_id"]: m["verdict"] for m in seeds.speedup_reproductions(site, claim)}
+    assert verdicts == {
+        even.machine.id: seeds.REPRODUCED,
+        gpu_wins.machine.id: seeds.DIFFERS,
+        wide.machine.id: seeds.UNDECIDED,
+    }
+    assert seeds.tie_verdict(0.9, 1.1, 1.2) is True
+    assert seeds.tie_verdict(1.3, 1.5, 1.2) is False and seeds.tie_verdict(0.5, 0.8, 1.2) is False
+    assert seeds.tie_verdict(1.1, 1.3, 1.2) is None and seeds.tie_verdict(None, 1.1, 1.2) is None
+
+
+def test_a_break_even_made_on_a_grid_is_judged_at_its_grid_point():
+    """Seed 001 measured whole depths: a machine reproduces "the GPU starts to win at 10 layers" when it crosses at
+    depth 10 (the CPU clearly faster up to 9, not from 10 on, the GPU clearly winning by the end), whatever its
+    interpolated break-even."""
+    rng = np.random.default_rng(10)
+
+    def sweep(speedups: dict[int, float], label: str):
+        ms = []
+        for depth, speedup in speedups.items():
+            point = {"workload": "depth-sweep", "point": {"depth": depth}, "variant": "as-written"}
+            ms.append(measurement("cpu", lognormal(rng, speedup, 30, 0.03), **point))
+            ms.append(measurement("cuda", lognormal(rng, 1.0, 30, 0.03), **point))
+        return make_result(ms, label=label)
+
+    at_ten = sweep({8: 0.4, 9: 0.6, 10: 1.0, 11: 2.0, 12: 5.0}, "a")  # a tie at 10, then wins: crosses at 10
+    at_eleven = sweep({8: 0.4, 9: 0.5, 10: 0.7, 11: 2.0, 12: 5.0}, "b")  # the CPU still clearly faster at 10
+    never = sweep({8: 0.4, 9: 0.5, 10: 0.7, 11: 0.8, 12: 0.9}, "c")
+    site = site_of(at_ten, at_eleven, never)
+    claim = {
+        "id": "depth-break-even",
+        "kind": "break-even",
+        "workload": "depth-sweep",
+        "framework": "torch",
+        "published": 700000,
+        "resolution": {"grid": "depth", "first_win": 10},
+    }
+    rows = {m["machine_id"]: m for m in seeds.break_even_reproductions(site, claim)}
+    assert rows[at_ten.machine.id]["first_win"] == 10 and rows[at_ten.machine.id]["verdict"] == seeds.REPRODUCED
+    assert rows[at_eleven.machine.id]["first_win"] == 11 and rows[at_eleven.machine.id]["verdict"] == seeds.DIFFERS
+    assert rows[at_ten.machine.id]["break_even"] is not None  # the interpolated figure stays beside it
+    if never.machine.id in rows:
+        assert rows[never.machine.id]["first_win"] is None and rows[never.machine.id]["verdict"] == seeds.DIFFERS
+    chart_rows = seeds.claim_rows(claim, list(rows.values()))
+    assert chart_rows["source"].tolist()[0] == "published" and chart_rows["value"].iloc[0] == 700000
+    assert (chart_rows["source"] == "reproduction").sum() == sum(r["break_even"] is not None for r in rows.values())
+
+
 def test_the_curated_seed_figures_quote_the_seeds():
     """Every published figure is transcribed with a quote, and each quoted fragment is in the seed's text."""
     shared = Path(__file__).parent.parent.parent / "shared" / "seeds"
