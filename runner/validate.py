@@ -255,7 +255,7 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
         problems.append(Problem(path, f"{at}.script", f"{f.script} is not this point's transcription ({twin.script})"))
     elif f.script_sha256 not in fidelity.shipped_sha256(f.script):
         problems.append(
-            Problem(path, f"{at}.script_sha256", f"not the hash of any {f.script} benchsite shipped: another script ran")
+            Problem(path, f"{at}.script_sha256", f"not the hash of any {f.script} benchsite shipped: another ran")
         )
     expected_args = ["--device", fidelity.TWIN_DEVICES[m.device], *twin.args]
     if list(f.args) != expected_args:

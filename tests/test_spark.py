@@ -216,3 +216,37 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     assert best["model"] == "vit-tiny" and best["spark_master"] == "local[2]"
     spec = charts.stream_chart(table).to_dict()
     assert spec["facet"]["column"]["field"] == "model"
+
+
+def test_spark_workers_run_benchsite_s_interpreter_from_a_venv_that_is_not_activated(tmp_path):
+    """`/path/to/venv/bin/python -m runner run -w 'spark-*'`, the venv not activated, with a `python3` first on
+    PATH that is not benchsite's interpreter (here one that refuses to run): Spark's Python workers must start the
+    venv's interpreter (spark.pyspark.python), not the `python3` on PATH."""
+    import venv
+
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    poison = tmp_path / "poison"
+    poison.mkdir()
+    for name in ("python3", "python"):
+        script = poison / name
+        script.write_text("#!/bin/sh\necho 'not the interpreter benchsite runs in' >&2\nexit 3\n")
+        script.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYSPARK_PYTHON", "PYSPARK_DRIVER_PYTHON", "VIRTUAL_ENV")}
+    env["PATH"] = f"{poison}{os.pathsep}{env['PATH']}"
+    out = tmp_path / "out"
+    cmd = [str(python), "-m", "runner", "run", "-w", "spark-inference", "--profile", "tiny", "-f", "torch"]
+    cmd += ["-d", "cpu", "--no-equivalence", "--time-budget", "0.5", "--spark-master", "local[2]", "-o", str(out)]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (path,) = out.rglob("*.yaml")
+    (m,) = yaml.safe_load(path.read_text())["measurements"]
+    assert m["status"] == "ok", m.get("error")
+    # a user's own choice stands; a remote cluster keeps its executors' setting
+    from runner.frameworks.torch.spark import worker_python
+
+    assert worker_python("local[2]", {"PYSPARK_PYTHON": "/opt/py"}) is None
+    assert worker_python("spark://spark.example.org:7077", {}) is None
+    assert worker_python("local[*]", {}) == sys.executable
+    assert worker_python("spark://127.0.0.1:7077", {}) == sys.executable

@@ -22,6 +22,8 @@ the predict function), so every worker computes the same function.
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -158,6 +160,12 @@ def start_session(master: str, device_kind: str, batch: int) -> Any:
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.execution.arrow.maxRecordsPerBatch", str(max(batch, 1024)))
     )
+    python = worker_python(master)
+    if python is not None:
+        # PySpark's functions carry the interpreter its SparkContext reads from PYSPARK_PYTHON (else `python3` on
+        # PATH); this is the measuring process, so setting it here changes nothing for the user's shell
+        os.environ["PYSPARK_PYTHON"] = python
+        builder = builder.config("spark.pyspark.python", python)
     if device_kind in ("cuda", "rocm") and not master.startswith("local"):
         # one GPU per executor and per task: each task's worker uses the GPU Spark assigned it
         builder = builder.config("spark.executor.resource.gpu.amount", "1").config(
@@ -166,6 +174,19 @@ def start_session(master: str, device_kind: str, batch: int) -> Any:
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def worker_python(master: str, env: Mapping[str, str] = os.environ) -> str | None:
+    """The interpreter Spark's Python workers run: the one benchsite runs in (so a virtual environment's torch is
+    theirs too, activated or not), unless the user named one in PYSPARK_PYTHON. Only for masters on this host
+    (local, local-cluster, a standalone master on localhost): a remote cluster's executors may not have this
+    path, and keep their own setting."""
+    if env.get("PYSPARK_PYTHON"):
+        return None
+    here = master.startswith("local") or any(
+        master.startswith(f"spark://{host}:") for host in ("localhost", "127.0.0.1", "[::1]")
+    )
+    return sys.executable if here else None
 
 
 def ship_runner(spark: Any) -> str:
