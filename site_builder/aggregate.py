@@ -494,9 +494,12 @@ def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
 
 def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     """Accelerator rows joined with the same machine's CPU row (same framework, workload_hash and profile):
-    speedup = CPU time / accelerator time, with its bootstrap interval and verdict."""
+    speedup = CPU time / accelerator time, with its bootstrap interval and verdict. One device against one device
+    only: a data-parallel point (several processes: NCCL on GPUs against gloo on the CPU) answers another question
+    and lives on the Scale page."""
     ok = ok_rows(frame)
     ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
+    ok = ok[ok["world_size"].isna()]
     join = ["machine_id", "workload_hash", "framework", "profile"]
     cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples"]]
     accel = ok[ok["device"] != "cpu"]

@@ -310,3 +310,22 @@ def test_compare_offers_only_machines_that_share_a_measurement():
     rows, machines, _keys = advisor.compare_data(site)
     ids = {s.machine.cpu.model: m for m, s in site.machines.items()}
     assert set(machines["machine_id"]) == set(rows["m"]) == {ids["AMD EPYC a"], ids["AMD EPYC b"]}
+
+
+def test_speedups_compare_one_device_with_one_device_only():
+    """A data-parallel point (NCCL over GPUs against gloo over CPU processes) is not the CPU-or-GPU question: it is
+    on the Scale page, never in a speedup, a median on the home page or a verdict."""
+    rng = np.random.default_rng(11)
+    point = {"workload": "transformer-ddp", "point": {"model": "bert-base", "batch_size": 64, "world_size": 2}}
+    single = {"variant": "as-written"}
+    result = make_result(
+        [
+            measurement("cpu", lognormal(rng, 10.0, 20), variant="tuned", **point),
+            measurement("cuda", lognormal(rng, 0.1, 20), variant="tuned", **point),
+            measurement("cpu", lognormal(rng, 3.0, 20), **single),
+            measurement("cuda", lognormal(rng, 1.0, 20), **single),
+        ]
+    )
+    site = site_of(result)
+    assert set(site.frame["workload"]) == {"transformer-ddp", "depth-sweep"}
+    assert list(site.speedups["workload"]) == ["depth-sweep"]
