@@ -230,6 +230,7 @@ def run(
         raise typer.Exit(130)
     _print_summary(result)
     _print_time_and_convergence(plan, result)
+    _print_standing(result, plan.options.results_dir)
     failed = [m for m in result.measurements if m.status == "failed"]
     console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
     if result.run.interrupted:
@@ -540,6 +541,65 @@ def validate(
             )
     if report.files == 0 or report.errors:
         raise typer.Exit(1)
+
+
+def _print_standing(result: ResultFile, against: Path) -> bool:
+    """Where this file's machine stands against the published ones (runner.standing); False if it shares
+    nothing with them. Never fails the run: a results folder that cannot be read is said and skipped."""
+    from runner import standing
+
+    try:
+        rows = standing.published_rows(against) if against.exists() else []
+    except (OSError, ValueError, KeyError) as exc:
+        err.print(f"[yellow]Could not read {escape(str(against))} to compare: {escape(str(exc))}[/yellow]")
+        return False
+    places = standing.standing(result, rows)
+    if not places:
+        console.print(
+            f"\nWhere it stands: no published machine in {escape(str(against))} shares a measurement with this file "
+            f"(suite {result.suite.version}, profile {result.suite.profile})."
+        )
+        return False
+    console.print(
+        f"\n[bold]Where this machine stands[/bold] (against {escape(str(against))}; time ratios, 95% intervals):"
+    )
+    for place in places:
+        console.print(f"  {escape(place.sentence())}", highlight=False, soft_wrap=True)
+    return True
+
+
+@app.command()
+def compare(
+    file: Annotated[Path, typer.Argument(help="A result file, e.g. one `benchsite run` wrote.")],
+    against: Annotated[
+        Path,
+        typer.Option(help="The published results: a results folder, or a built site's data/measurements.parquet."),
+    ] = Path("results"),
+    as_json: Annotated[bool, typer.Option("--json", help="Machine-readable output.")] = False,
+) -> None:
+    """Where a result file's machine stands against the published machines, offline.
+
+    Per device class (CPU, accelerator) and loop: its rank among the published devices of that class that share
+    a measurement with it (same suite version, profile, workload hash and framework; each machine's newest
+    run), and its time against each one's, as the geometric mean over the shared measurements of the ratio of
+    medians with a 95% bootstrap interval from the raw samples. Exit code 1 if the file cannot be read.
+    """
+    from runner import standing
+    from runner.storage import load
+
+    result, problems = load(file)
+    if result is None:
+        for problem in problems:
+            err.print(f"[red]error[/red] {escape(str(problem))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1)
+    if not against.exists():
+        err.print(f"[red]error:[/red] {escape(str(against))} does not exist")
+        raise typer.Exit(1)
+    if as_json:
+        places = standing.standing(result, standing.published_rows(against))
+        typer.echo(json.dumps([{**p.__dict__, "versus": [v.__dict__ for v in p.versus]} for p in places], indent=2))
+        return
+    _print_standing(result, against)
 
 
 @app.command("check-pr")

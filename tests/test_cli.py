@@ -16,7 +16,7 @@ from runner.workloads import all_workloads
 from tests.conftest import make_result
 
 runner = CliRunner()
-COMMANDS = ["run", "list", "fingerprint", "schema", "validate", "submit", "site build", "site serve"]
+COMMANDS = ["run", "list", "fingerprint", "schema", "validate", "compare", "submit", "site build", "site serve"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -1,0 +1,232 @@
+"""Where a machine stands: its times against every published machine's on the measurements they share.
+
+For one result file and a set of published measurements (the result files under `results/`, or the site's open
+data `data/measurements.parquet`), per device class (the CPU; an accelerator) and loop (as-written, tuned):
+
+- each published machine's device that shares at least one measurement with this file (the same workload hash,
+  so the same suite point, loop and data, and the same framework; only `ok` measurements of the same suite
+  version and profile) is compared pairwise: the ratio of this file's time to its time, per shared measurement
+  the ratio of the medians, over the shared measurements their geometric mean, with a 95% interval from a
+  seeded bootstrap of the raw samples on both sides;
+- this file's rank among those devices, fastest first (a device is ahead when its ratio is above 1), and the
+  ratio against the fastest one.
+
+A machine's newest run counts for each measurement, and a machine is never compared with itself. Nothing here
+reads the site: `benchsite run` prints this at its end and `benchsite compare FILE` for any file.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from runner.schema import ResultFile
+
+BOOTSTRAP = 1000
+SEED = 20261124
+
+
+@dataclass(frozen=True)
+class Row:
+    """One measurement, as the comparison needs it."""
+
+    machine_id: str
+    device: str  # cpu, cuda, rocm, mps
+    device_name: str
+    workload: str
+    workload_hash: str
+    framework: str
+    variant: str
+    suite: int
+    profile: str
+    started_at: str
+    samples_s: tuple[float, ...]
+
+    @property
+    def device_class(self) -> str:
+        return "CPU" if self.device == "cpu" else "accelerator"
+
+
+@dataclass(frozen=True)
+class Versus:
+    """This file's time over another machine's device's, over the measurements the two share."""
+
+    machine_id: str
+    device_name: str
+    ratio: float
+    lo: float
+    hi: float
+    shared: int
+
+
+@dataclass(frozen=True)
+class Standing:
+    device_class: str
+    variant: str
+    device_name: str
+    rank: int  # 1 = fastest
+    of: int
+    versus: list[Versus]  # fastest first
+
+    @property
+    def fastest(self) -> Versus | None:
+        """The fastest other device, where it is ahead of this one."""
+        return self.versus[0] if self.versus and self.versus[0].ratio > 1 else None
+
+    def sentence(self) -> str:
+        """E.g. 'your CPU (AMD EPYC): 3rd of 7 CPUs on the as-written loops; 1.40x (1.30 .. 1.50) the time of
+        the fastest (machine 0c9b..., Intel Xeon).'"""
+        what = f"your {self.device_class} ({self.device_name}): {_ordinal(self.rank)} of {self.of} {self.device_class}s"
+        what += f" on the {self.variant} loops"
+        best = self.fastest
+        if best is not None:
+            return (
+                f"{what}; {best.ratio:.2f}x ({best.lo:.2f} .. {best.hi:.2f}) the time of the fastest "
+                f"({best.device_name} in machine {best.machine_id}, {best.shared} shared measurement(s))."
+            )
+        nearest = min(self.versus, key=lambda v: 1 / v.ratio, default=None)
+        if nearest is None:
+            return f"{what}."
+        return (
+            f"{what}; the next, {nearest.device_name} in machine {nearest.machine_id}, takes "
+            f"{1 / nearest.ratio:.2f}x ({1 / nearest.hi:.2f} .. {1 / nearest.lo:.2f}) your time."
+        )
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def rows_of(result: ResultFile) -> list[Row]:
+    """A result file's `ok` timed measurements (streaming latencies and data-parallel points aside)."""
+    return [
+        Row(
+            result.machine.id,
+            m.device,
+            m.device_name,
+            m.workload,
+            m.workload_hash,
+            m.framework,
+            m.variant,
+            result.suite.version,
+            result.suite.profile,
+            result.run.started_at.isoformat(),
+            tuple(m.samples_s),
+        )
+        for m in result.measurements
+        if m.status == "ok" and m.samples_s and m.unit != "latency" and "world_size" not in m.point
+    ]
+
+
+def rows_from_results(paths: Iterable[Path]) -> list[Row]:
+    """Every valid file's rows under the given files or folders (a file the gate refuses is left out)."""
+    from runner.storage import iter_all
+
+    rows: list[Row] = []
+    for _, result, problems in iter_all(list(paths)):
+        if result is not None and not any(p.severity == "error" for p in problems):
+            rows += rows_of(result)
+    return rows
+
+
+def rows_from_parquet(path: Path) -> list[Row]:
+    """The site's open data (data/measurements.parquet): one row per measurement, its samples as text."""
+    import pandas as pd
+
+    table = pd.read_parquet(path)
+    table = (
+        table[(table["status"] == "ok") & (table["unit"] != "latency") & table["world_size"].isna()]
+        if ("world_size" in table)
+        else table[(table["status"] == "ok") & (table["unit"] != "latency")]
+    )
+    return [
+        Row(
+            str(r.machine_id),
+            str(r.device),
+            str(r.device_name),
+            str(r.workload),
+            str(r.workload_hash),
+            str(r.framework),
+            str(r.variant),
+            int(r.suite),
+            str(r.profile),
+            str(r.started_at),
+            tuple(float(x) for x in str(r.samples_s).split()),
+        )
+        for r in table.itertuples()
+        if str(r.samples_s).strip()
+    ]
+
+
+def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
+    """(machine, device, workload hash, framework) -> that machine's newest measurement of it."""
+    newest: dict[tuple[str, str, str, str], Row] = {}
+    for r in rows:
+        key = (r.machine_id, r.device, r.workload_hash, r.framework)
+        if key not in newest or r.started_at > newest[key].started_at:
+            newest[key] = r
+    return newest
+
+
+def _median_draws(samples: tuple[float, ...], rng: np.random.Generator) -> np.ndarray:
+    x = np.asarray(samples, dtype=float)
+    return np.median(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))], axis=1)
+
+
+def _versus(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float, float]:
+    """The geometric mean over the pairs of (my median / their median), with its bootstrap 95% interval."""
+    pairs = list(zip(mine, theirs, strict=True))
+    logs = np.array([np.log(np.median(m.samples_s) / np.median(t.samples_s)) for m, t in pairs])
+    draws = np.zeros(BOOTSTRAP)
+    for m, t in pairs:
+        draws += np.log(_median_draws(m.samples_s, rng) / _median_draws(t.samples_s, rng))
+    draws /= len(mine)
+    lo, hi = np.percentile(draws, [2.5, 97.5])
+    return float(np.exp(logs.mean())), float(np.exp(lo)), float(np.exp(hi))
+
+
+def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
+    """Per device of this file and loop: its rank among every published device of its class that shares a
+    measurement with it (same suite version and profile), and its time ratio against each."""
+    mine_rows = rows_of(result)
+    suite, profile = result.suite.version, result.suite.profile
+    others = _newest(
+        r for r in published if r.machine_id != result.machine.id and r.suite == suite and r.profile == profile
+    )
+    by_device: dict[tuple[str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
+    for r in mine_rows:
+        by_device[(r.device, r.variant, r.device_name)][(r.workload_hash, r.framework)] = r
+    theirs: dict[tuple[str, str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
+    for (machine_id, device, digest, framework), r in others.items():
+        theirs[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
+    out = []
+    for (device, variant, device_name), mine in sorted(by_device.items()):
+        device_class = "CPU" if device == "cpu" else "accelerator"
+        versus: list[Versus] = []
+        for (machine_id, their_device, their_name, their_variant), rows in sorted(theirs.items()):
+            if their_variant != variant or ("CPU" if their_device == "cpu" else "accelerator") != device_class:
+                continue
+            shared = sorted(set(mine) & set(rows))
+            if not shared:
+                continue
+            rng = np.random.default_rng([SEED, len(versus)])
+            ratio, lo, hi = _versus([mine[k] for k in shared], [rows[k] for k in shared], rng)
+            versus.append(Versus(machine_id, their_name, ratio, lo, hi, len(shared)))
+        if not versus:
+            continue
+        versus.sort(key=lambda v: -v.ratio)
+        rank = 1 + sum(v.ratio > 1 for v in versus)
+        out.append(Standing(device_class, variant, device_name, rank, len(versus) + 1, versus))
+    return out
+
+
+def published_rows(source: Path) -> list[Row]:
+    """Rows from a results folder (or file) or the site's measurements.parquet."""
+    if source.suffix == ".parquet":
+        return rows_from_parquet(source)
+    return rows_from_results([source])

@@ -1,0 +1,81 @@
+"""Where a machine stands (runner.standing, `benchsite compare`): ranks and time ratios with intervals against the
+published machines that share measurements with it, from results/ or the site's open data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from runner import standing
+from runner.cli import app
+from tests.conftest import make_measurement, make_result, save_under
+
+
+def _samples(rng: np.random.Generator, median: float, n: int = 25) -> list[float]:
+    return list(np.exp(rng.normal(np.log(median), 0.03, n)))
+
+
+def _machine(label: str, cpu_s: float, gpu_s: float, seed: int, depths=(4, 5)):
+    rng = np.random.default_rng(seed)
+    ms = []
+    for depth in depths:
+        point = {"point": {"depth": depth}, "variant": "as-written"}
+        ms.append(make_measurement(device="cpu", samples_s=_samples(rng, cpu_s * depth), **point))
+        ms.append(make_measurement(device="cuda", device_name=f"GPU {label}", samples_s=_samples(rng, gpu_s), **point))
+    return make_result(ms, label=label)
+
+
+def test_rank_and_ratio_against_the_fastest_with_an_interval():
+    mine = _machine("mine", cpu_s=2.0, gpu_s=1.0, seed=1)
+    faster = _machine("fast", cpu_s=1.0, gpu_s=2.0, seed=2)  # a CPU twice as fast, a GPU twice as slow
+    slower = _machine("slow", cpu_s=4.0, gpu_s=4.0, seed=3, depths=(4,))  # shares one depth only
+    rows = [r for m in (mine, faster, slower) for r in standing.rows_of(m)]
+    places = {p.device_class: p for p in standing.standing(mine, rows)}
+    cpu, gpu = places["CPU"], places["accelerator"]
+    assert (cpu.rank, cpu.of) == (2, 3) and (gpu.rank, gpu.of) == (1, 3)
+    best = cpu.fastest
+    assert best is not None and best.machine_id == faster.machine.id and best.shared == 2
+    assert best.lo < best.ratio < best.hi and best.ratio == pytest.approx(2.0, rel=0.05)
+    assert best.lo > 1.8 and best.hi < 2.2
+    assert gpu.fastest is None and [v.shared for v in gpu.versus if v.machine_id == slower.machine.id] == [1]
+    assert "2nd of 3 CPUs on the as-written loops; 2.0" in cpu.sentence()
+    assert "1st of 3 accelerators" in gpu.sentence() and "takes 2.0" in gpu.sentence()
+
+
+def test_a_machine_is_never_compared_with_itself_nor_across_suites_or_profiles():
+    mine = _machine("mine", 2.0, 1.0, seed=4)
+    assert standing.standing(mine, standing.rows_of(mine)) == []
+    other = _machine("other", 1.0, 1.0, seed=5)
+    elsewhere = [standing.Row(**{**r.__dict__, "profile": "standard"}) for r in standing.rows_of(other)]
+    assert standing.standing(mine, elsewhere) == []
+
+
+def test_compare_reads_a_results_folder_and_the_sites_parquet(tmp_path):
+    import pandas as pd
+
+    mine, faster = _machine("mine", 2.0, 1.0, seed=6), _machine("fast", 1.0, 1.0, seed=7)
+    results = tmp_path / "results"
+    save_under(results, faster)
+    mine_path = save_under(tmp_path / "mine", mine)
+    cli = CliRunner()
+    out = cli.invoke(app, ["compare", str(mine_path), "--against", str(results)])
+    assert out.exit_code == 0, out.output
+    assert "your CPU (AMD EPYC): 2nd of 2 CPUs" in " ".join(out.output.split())
+    # the same from open data: a parquet with the site's columns (samples as text)
+    rows = standing.rows_of(faster)
+    table = pd.DataFrame(
+        [
+            {**r.__dict__, "samples_s": " ".join(repr(x) for x in r.samples_s), "status": "ok", "unit": "epoch"}
+            for r in rows
+        ]
+    )
+    parquet = tmp_path / "measurements.parquet"
+    table.to_parquet(parquet, index=False)
+    from_parquet = standing.standing(mine, standing.published_rows(parquet))
+    from_yaml = standing.standing(mine, standing.published_rows(results))
+    assert [(p.rank, p.of, round(p.versus[0].ratio, 9)) for p in from_parquet] == [
+        (p.rank, p.of, round(p.versus[0].ratio, 9)) for p in from_yaml
+    ]
+    missing = cli.invoke(app, ["compare", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 1
