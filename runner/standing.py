@@ -193,11 +193,14 @@ def _versus(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tup
 def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
     """Per device of this file and loop: its rank among every published device of its class that shares a
     measurement with it (same suite version and profile), and its time ratio against each."""
-    mine_rows = rows_of(result)
-    suite, profile = result.suite.version, result.suite.profile
-    others = _newest(
-        r for r in published if r.machine_id != result.machine.id and r.suite == suite and r.profile == profile
-    )
+    return standing_of(result.machine.id, result.suite.version, result.suite.profile, rows_of(result), published)
+
+
+def standing_of(
+    machine_id: str, suite: int, profile: str, mine_rows: Iterable[Row], published: Iterable[Row]
+) -> list[Standing]:
+    """`standing` for one machine's rows (the site's machine pages pass the rows of its frame)."""
+    others = _newest(r for r in published if r.machine_id != machine_id and r.suite == suite and r.profile == profile)
     by_device: dict[tuple[str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
     for r in mine_rows:
         by_device[(r.device, r.variant, r.device_name)][(r.workload_hash, r.framework)] = r

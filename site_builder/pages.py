@@ -16,6 +16,7 @@ from typing import Any
 import altair as alt
 import pandas as pd
 
+from runner import standing
 from site_builder import advisor, aggregate, charts, opendata, seeds
 from site_builder.aggregate import MachineSummary
 from site_builder.render import RAW, render
@@ -93,6 +94,38 @@ class Site:
             return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
         speed = self.speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
         return rows.merge(speed, on=aggregate.KEY, how="left")
+
+    @functools.cached_property
+    def standing_rows(self) -> list[standing.Row]:
+        """The compared slice's timed single-device measurements, as runner.standing compares them."""
+        frame = self.frame
+        if frame.empty:
+            return []
+        frame = frame[(frame["status"] == "ok") & (frame["unit"] != "latency") & frame["world_size"].isna()]
+        return [
+            standing.Row(
+                str(r.machine_id),
+                str(r.device),
+                str(r.device_name),
+                str(r.workload),
+                str(r.workload_hash),
+                str(r.framework),
+                str(r.variant),
+                int(r.suite),
+                str(r.profile),
+                r.started_at.isoformat(),
+                tuple(float(x) for x in r.samples),
+            )
+            for r in frame.itertuples()
+            if r.samples is not None and len(r.samples)
+        ]
+
+    def standing(self, machine_id: str) -> list[standing.Standing]:
+        """Where one machine stands against the others in the compared slice (runner.standing)."""
+        if self.suite is None or self.profile is None:
+            return []
+        mine = [r for r in self.standing_rows if r.machine_id == machine_id]
+        return standing.standing_of(machine_id, self.suite, self.profile, mine, self.standing_rows)
 
     @functools.cached_property
     def _by_machine(self) -> dict[str, pd.DataFrame]:
@@ -343,6 +376,7 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
             "fidelity": sorted(
                 (row for _, row in s.fidelity.values()), key=lambda r: (r["device"], r["script"], r["point"])
             ),
+            "standing": site.standing(machine_id),
             "top_ops": [
                 {"device": device, "rows": [e for e in entries if e["device"] == device]}
                 for device in sorted({r["device"] for r in entries})

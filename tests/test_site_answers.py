@@ -329,3 +329,16 @@ def test_speedups_compare_one_device_with_one_device_only():
     site = site_of(result)
     assert set(site.frame["workload"]) == {"transformer-ddp", "depth-sweep"}
     assert list(site.speedups["workload"]) == ["depth-sweep"]
+
+
+def test_each_machine_page_says_where_the_machine_stands():
+    rng = np.random.default_rng(12)
+    written = {"variant": "as-written"}
+    quick = make_result([measurement("cpu", lognormal(rng, 1.0, 20), **written)], label="quick")
+    slow = make_result([measurement("cpu", lognormal(rng, 3.0, 20), **written)], label="slow")
+    site = site_of(quick, slow)
+    (place,) = site.standing(slow.machine.id)
+    assert (place.rank, place.of, place.device_class) == (2, 2, "CPU")
+    assert place.versus[0].machine_id == quick.machine.id and 2.7 < place.versus[0].ratio < 3.3
+    (first,) = site.standing(quick.machine.id)
+    assert first.rank == 1 and first.fastest is None
