@@ -155,6 +155,11 @@ def answer(row: dict[str, Any]) -> str:
     return f"{row['s']:.2f}x ({row['lo']:.2f} .. {row['hi']:.2f}): {said}"
 
 
+def human_count(n: float) -> str:
+    """A size as a person writes it: 178,000 rather than 10^5.25 (three significant figures, thousands separated)."""
+    return f"{float(f'{n:.3g}'):,.0f}"
+
+
 def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
     """Pick a family, a size (parameters or batch), a framework and a loop: each accelerator's expected
     speedup with its interval, and a line of text per accelerator with the answer, nearest measured point
@@ -171,17 +176,22 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         bind=alt.binding_select(options=frameworks, name="Framework "),
     )
     loop = alt.param(name="loop", value="as-written", bind=alt.binding_select(options=list(VARIANTS), name="Loop "))
+    # Sizes offered in human units (a list of sizes, each labelled as a person writes it), not as exponents.
+    param_steps = [
+        PARAM_RANGE[0] + i / PARAM_STEPS for i in range(int((PARAM_RANGE[1] - PARAM_RANGE[0]) * PARAM_STEPS) + 1)
+    ]
     params = alt.param(
         name="log_params",
         value=5.0,
-        bind=alt.binding_range(
-            min=PARAM_RANGE[0], max=PARAM_RANGE[1], step=1 / PARAM_STEPS, name="Parameters (log10) "
+        bind=alt.binding_select(
+            options=param_steps, labels=[human_count(10**x) + " parameters" for x in param_steps], name="Size "
         ),
     )
+    batch_steps = list(range(BATCH_RANGE[0], BATCH_RANGE[1] + 1))
     batch = alt.param(
         name="log_batch",
         value=5,
-        bind=alt.binding_range(min=BATCH_RANGE[0], max=BATCH_RANGE[1], step=1, name="Batch size (log2) "),
+        bind=alt.binding_select(options=batch_steps, labels=[f"batch {2**b:,}" for b in batch_steps], name="Batch "),
     )
     position = f"(datum.a == 0 ? round(log_params * {PARAM_STEPS}) : log_batch)"
     chosen = (

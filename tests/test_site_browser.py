@@ -12,6 +12,7 @@ import contextlib
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -304,10 +305,16 @@ def _texts(page, selector: str = "#chart-advisor svg g.mark-text.role-mark text"
     return page.locator(selector).evaluate_all("ts => ts.map(t => t.textContent)")
 
 
-def _set_range(page, label: str, value: float) -> None:
-    """Move a bound slider as a person would (its input event is what Vega listens to)."""
-    slider = page.locator(".vega-bind", has_text=label).locator("input[type=range]")
-    slider.evaluate("(el, v) => { el.value = v; el.dispatchEvent(new Event('input', {bubbles: true})); }", value)
+def _bound(page, name: str):
+    """The bound control whose name is exactly `name` (a model's option text may contain the word too)."""
+    return page.locator(".vega-bind").filter(
+        has=page.locator(".vega-bind-name", has_text=re.compile(rf"^\s*{name}\s*$"))
+    )
+
+
+def _pick(page, label: str, option: str) -> None:
+    """Choose a size in a bound list by the words it shows ("100,000,000 parameters", "batch 32")."""
+    _bound(page, label).locator("select").select_option(label=option)
 
 
 def test_the_advisors_controls_change_its_answer(site, server, browser):
@@ -316,14 +323,16 @@ def test_the_advisors_controls_change_its_answer(site, server, browser):
         wait_for_charts(page)
         first = _texts(page)
         assert first and all("x (" in t or "no estimate" in t for t in first), first
-        _set_range(page, "Parameters", 8.0)  # 100 million parameters: beyond every measured sweep
+        sizes = _bound(page, "Size").locator("option").all_inner_texts()
+        assert "100,000 parameters" in sizes and "batch 32" in _bound(page, "Batch").locator("option").all_inner_texts()
+        _pick(page, "Size", "100,000,000 parameters")  # beyond every measured sweep
         page.wait_for_function(
             "() => [...document.querySelectorAll('#chart-advisor g.mark-text text')]"
             ".some(t => t.textContent.includes('no estimate'))"
         )
         below = _texts(page)
         assert below != first and all("no estimate" in t for t in below), below
-        _set_range(page, "Parameters", 5.7)
+        _pick(page, "Size", "562,000 parameters")
         page.locator(".vega-bind", has_text="Loop").locator("select").select_option("tuned")
         page.wait_for_timeout(300)
         tuned = _texts(page)
@@ -341,10 +350,10 @@ def test_the_advisors_controls_change_its_answer(site, server, browser):
         # The as-written loop: the committed H100 runs time it on both sides (the tuned loop's hashes changed on
         # 2026-11-24; the fixed loop's committed run timed the GPU only, and earlier runs are shown apart).
         page.locator(".vega-bind", has_text="Loop").locator("select").select_option("as-written")
-        _set_range(page, "Batch size", 5)
+        _pick(page, "Batch", "batch 32")
         page.wait_for_timeout(300)
         at_32 = _texts(page)
-        _set_range(page, "Batch size", 7)
+        _pick(page, "Batch", "batch 128")
         page.wait_for_timeout(300)
         assert _texts(page) != at_32
 
