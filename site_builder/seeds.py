@@ -49,6 +49,7 @@ class Seed:
     setting: str
     claims: list[dict[str, Any]]
     invitations: list[dict[str, Any]]
+    figures: list[dict[str, Any]]
 
 
 def load_seeds(path: Path = SEEDS_FILE) -> list[Seed]:
@@ -58,7 +59,8 @@ def load_seeds(path: Path = SEEDS_FILE) -> list[Seed]:
     for entry in entries:
         claims = [{"point": {}, "expect": None, "margin": None, "resolution": None, **c} for c in entry.pop("claims")]
         invitations = [{"command": None, "note": None, **i} for i in entry.pop("invitations")]
-        seeds.append(Seed(**entry, claims=claims, invitations=invitations))
+        figures = entry.pop("figures", [])
+        seeds.append(Seed(**entry, claims=claims, invitations=invitations, figures=figures))
     return seeds
 
 
@@ -212,6 +214,34 @@ def invitation_status(site: Site, invitation: dict[str, Any]) -> dict[str, Any]:
     return {**invitation, "measured": measured}
 
 
+def figure_view(site: Site, figure: dict[str, Any]) -> dict[str, Any]:
+    """A published time with every machine's median of the same workload (as-written), framework and device class
+    beside it, each with its 95% interval, fastest first."""
+    frame = site.frame
+    machines: list[dict[str, Any]] = []
+    if not frame.empty:
+        on_cpu = frame["device"] == "cpu"
+        rows = frame[
+            (frame["workload"] == figure["workload"])
+            & (frame["variant"] == "as-written")
+            & (frame["framework"] == figure["framework"])
+            & (frame["status"] == "ok")
+            & (on_cpu if figure["device"] == "cpu" else ~on_cpu)
+        ]
+        for r in rows.sort_values("median_s").itertuples():
+            machines.append(
+                {
+                    "machine_id": r.machine_id,
+                    "device_name": r.device_name,
+                    "median_s": r.median_s,
+                    "lo": None if pd.isna(r.ci_lo_s) else r.ci_lo_s,
+                    "hi": None if pd.isna(r.ci_hi_s) else r.ci_hi_s,
+                    "unit": r.unit,
+                }
+            )
+    return {**figure, "machines": machines}
+
+
 def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
     claims = []
     for claim in seed.claims:
@@ -233,6 +263,7 @@ def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
         "seed": seed,
         "claims": claims,
         "invitations": [invitation_status(site, i) for i in seed.invitations],
+        "figures": [figure_view(site, f) for f in seed.figures],
     }
 
 

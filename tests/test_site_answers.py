@@ -214,6 +214,31 @@ def test_the_curated_seed_figures_quote_the_seeds():
                 text = " ".join((shared / seed.source).read_text().split())
                 for fragment in claim["quote"].split(" ... "):
                     assert " ".join(fragment.split()) in text, (seed.seed, fragment)
+        for figure in seed.figures:
+            assert (
+                figure["published_s"] > 0
+                and figure["per"] in ("epoch", "run")
+                and figure["device"] in ("cpu", "accelerator")
+            )
+            if shared.exists():
+                text = " ".join((shared / seed.source).read_text().split())
+                assert " ".join(figure["quote"].split()) in text, (seed.seed, figure["quote"])
+    assert {s.seed for s in loaded if s.figures} == {"002", "004"}
+
+
+def test_a_seeds_other_figures_stand_beside_each_machines_median():
+    rng = np.random.default_rng(13)
+    point = {"workload": "mnist-cnn", "variant": "as-written"}
+    result = make_result(
+        [measurement("cpu", lognormal(rng, 40.0, 5), **point), measurement("cuda", lognormal(rng, 8.0, 5), **point)]
+    )
+    site = site_of(result)
+    (seed,) = [s for s in seeds.load_seeds() if s.seed == "004"]
+    views = {(f["framework"], f["device"]): f for f in seeds.seed_view(site, seed)["figures"]}
+    (cpu,) = views[("torch", "cpu")]["machines"]
+    (gpu,) = views[("torch", "accelerator")]["machines"]
+    assert 35 < cpu["median_s"] < 45 and 7 < gpu["median_s"] < 9 and cpu["lo"] < cpu["median_s"] < cpu["hi"]
+    assert views[("tensorflow", "cpu")]["machines"] == []
 
 
 def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
