@@ -490,4 +490,5 @@ def claim_chart(rows: pd.DataFrame, title: str) -> alt.LayerChart:
         x=alt.X("value:Q", scale=alt.Scale(type="log"), title=title),
         shape=alt.Shape("source:N", scale=alt.Scale(domain=["published", "reproduction"], range=["diamond", "circle"])),
     )
-    return (_errorbar(base, "value") + points).properties(width=CONTAINER).configure_axisY(labelLimit=260)
+    layered = (_errorbar(base, "value") + points).properties(width=CONTAINER).configure_axisY(labelLimit=260)
+    return layered.configure_legend(orient="bottom")
