@@ -355,23 +355,30 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
 
 
 def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
-    """Data-parallel scaling against the number of processes (one per GPU), one line per machine, loop and
-    model: examples per second (`field` 'samples_per_s', log) or the efficiency ('efficiency', with the 90%
-    target and perfect scaling drawn), each point with its 95% interval."""
+    """Data-parallel scaling against the number of processes (one per GPU), one line per machine, device, loop and
+    model (a machine's CPU processes over gloo and its GPUs over NCCL are two lines, never one): examples per
+    second (`field` 'samples_per_s', log) or the efficiency ('efficiency', with the 90% target and perfect scaling
+    drawn), each point with its 95% interval."""
     data = table.assign(
-        series=table["machine_id"].astype(str) + " · " + table["gpu_model"].astype(str) + " · " + table["variant"]
+        series=table["machine_id"].astype(str)
+        + " · "
+        + table["device_name"].astype(str)
+        + " · "
+        + table["variant"].astype(str)
+        + " · "
+        + table["model"].astype(str)
     )
-    cols = ["series", "machine_id", "gpu_model", "variant", "model", "batch_size", "world_size"]
+    cols = ["series", "machine_id", "gpu_model", "device_name", "variant", "model", "batch_size", "world_size"]
     data = data[[*cols, field, f"{field}_lo", f"{field}_hi"]]
     efficiency = field == "efficiency"
     title = "efficiency: examples/s over N x one process's" if efficiency else "examples per second"
     scale = alt.Scale(zero=False) if efficiency else alt.Scale(type="log")
     base = alt.Chart(data).encode(
         x=alt.X("world_size:O", title="processes (GPUs)"),
-        color=alt.Color("series:N", title="machine · accelerator · loop"),
+        color=alt.Color("series:N", title="machine · device · loop · model"),
         tooltip=[
             alt.Tooltip("machine_id:N", title="machine"),
-            alt.Tooltip("gpu_model:N", title="accelerator"),
+            alt.Tooltip("device_name:N", title="device"),
             "variant:N",
             "model:N",
             alt.Tooltip("batch_size:Q", title="batch per process"),

@@ -278,6 +278,15 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
             assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
     gpus = table[(table["world_size"] > 1) & (table["device"] != "cpu")]
     assert set(gpus["interconnect"]) == {"GPU0-GPU1 NV18"}
+    # one line per machine, device, loop and model: a machine's gloo CPU processes never join its NCCL GPUs' line
+    from site_builder import charts
+
+    spec = charts.scaling_chart(table, "efficiency").to_dict()
+    values = next(iter(spec["datasets"].values()))
+    devices_per_series: dict[str, set[str]] = {}
+    for v in values:
+        devices_per_series.setdefault(v["series"], set()).add(v["device_name"])
+    assert devices_per_series and all(len(d) == 1 for d in devices_per_series.values())
 
 
 def test_interconnect_field_is_read_and_older_files_keep_their_note():
