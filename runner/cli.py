@@ -543,29 +543,28 @@ def validate(
         raise typer.Exit(1)
 
 
-def _print_standing(result: ResultFile, against: Path) -> bool:
-    """Where this file's machine stands against the published ones (runner.standing); False if it shares
-    nothing with them. Never fails the run: a results folder that cannot be read is said and skipped."""
+def _print_standing(result: ResultFile, against: Path) -> None:
+    """Where this file's machine stands against the published ones (runner.standing). Never fails the run: a
+    results folder that cannot be read is said and skipped."""
     from runner import standing
 
     try:
         rows = standing.published_rows(against) if against.exists() else []
     except (OSError, ValueError, KeyError) as exc:
         err.print(f"[yellow]Could not read {escape(str(against))} to compare: {escape(str(exc))}[/yellow]")
-        return False
+        return
     places = standing.standing(result, rows)
     if not places:
         console.print(
             f"\nWhere it stands: no published machine in {escape(str(against))} shares a measurement with this file "
             f"(suite {result.suite.version}, profile {result.suite.profile})."
         )
-        return False
+        return
     console.print(
         f"\n[bold]Where this machine stands[/bold] (against {escape(str(against))}; time ratios, 95% intervals):"
     )
     for place in places:
         console.print(f"  {escape(place.sentence())}", highlight=False, soft_wrap=True)
-    return True
 
 
 @app.command()

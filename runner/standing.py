@@ -21,6 +21,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -48,7 +49,11 @@ class Row:
 
     @property
     def device_class(self) -> str:
-        return "CPU" if self.device == "cpu" else "accelerator"
+        return device_class(self.device)
+
+
+def device_class(device: str) -> str:
+    return "CPU" if device == "cpu" else "accelerator"
 
 
 @dataclass(frozen=True)
@@ -134,33 +139,36 @@ def rows_from_results(paths: Iterable[Path]) -> list[Row]:
     return rows
 
 
-def rows_from_parquet(path: Path) -> list[Row]:
-    """The site's open data (data/measurements.parquet): one row per measurement, its samples as text."""
-    import pandas as pd
-
-    table = pd.read_parquet(path)
-    table = (
-        table[(table["status"] == "ok") & (table["unit"] != "latency") & table["world_size"].isna()]
-        if ("world_size" in table)
-        else table[(table["status"] == "ok") & (table["unit"] != "latency")]
-    )
-    return [
-        Row(
-            str(r.machine_id),
-            str(r.device),
-            str(r.device_name),
-            str(r.workload),
-            str(r.workload_hash),
-            str(r.framework),
-            str(r.variant),
-            int(r.suite),
-            str(r.profile),
-            str(r.started_at),
-            tuple(float(x) for x in str(r.samples_s).split()),
-        )
-        for r in table.itertuples()
-        if str(r.samples_s).strip()
-    ]
+def rows_from_table(table: Any) -> list[Row]:
+    """Rows from a table of measurements with the site's columns: its frame (samples as arrays, `world_size` a
+    column) or its open data (`samples_s` as text, the point as text)."""
+    keep = (table["status"] == "ok") & (table["unit"] != "latency")
+    if "world_size" in table:
+        keep &= table["world_size"].isna()
+    else:
+        keep &= ~table["point"].astype(str).str.contains("world_size=", regex=False)
+    rows = []
+    for r in table[keep].itertuples():
+        raw = r.samples_s if hasattr(r, "samples_s") else r.samples
+        samples = () if raw is None else tuple(float(x) for x in (raw.split() if isinstance(raw, str) else raw))
+        started = r.started_at.isoformat() if hasattr(r.started_at, "isoformat") else str(r.started_at)
+        if samples:
+            rows.append(
+                Row(
+                    str(r.machine_id),
+                    str(r.device),
+                    str(r.device_name),
+                    str(r.workload),
+                    str(r.workload_hash),
+                    str(r.framework),
+                    str(r.variant),
+                    int(r.suite),
+                    str(r.profile),
+                    started,
+                    samples,
+                )
+            )
+    return rows
 
 
 def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
@@ -209,10 +217,9 @@ def standing_of(
         theirs[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
     out = []
     for (device, variant, device_name), mine in sorted(by_device.items()):
-        device_class = "CPU" if device == "cpu" else "accelerator"
         versus: list[Versus] = []
         for (machine_id, their_device, their_name, their_variant), rows in sorted(theirs.items()):
-            if their_variant != variant or ("CPU" if their_device == "cpu" else "accelerator") != device_class:
+            if their_variant != variant or device_class(their_device) != device_class(device):
                 continue
             shared = sorted(set(mine) & set(rows))
             if not shared:
@@ -224,12 +231,14 @@ def standing_of(
             continue
         versus.sort(key=lambda v: -v.ratio)
         rank = 1 + sum(v.ratio > 1 for v in versus)
-        out.append(Standing(device_class, variant, device_name, rank, len(versus) + 1, versus))
+        out.append(Standing(device_class(device), variant, device_name, rank, len(versus) + 1, versus))
     return out
 
 
 def published_rows(source: Path) -> list[Row]:
     """Rows from a results folder (or file) or the site's measurements.parquet."""
     if source.suffix == ".parquet":
-        return rows_from_parquet(source)
+        import pandas as pd
+
+        return rows_from_table(pd.read_parquet(source))
     return rows_from_results([source])

@@ -98,27 +98,7 @@ class Site:
     @functools.cached_property
     def standing_rows(self) -> list[standing.Row]:
         """The compared slice's timed single-device measurements, as runner.standing compares them."""
-        frame = self.frame
-        if frame.empty:
-            return []
-        frame = frame[(frame["status"] == "ok") & (frame["unit"] != "latency") & frame["world_size"].isna()]
-        return [
-            standing.Row(
-                str(r.machine_id),
-                str(r.device),
-                str(r.device_name),
-                str(r.workload),
-                str(r.workload_hash),
-                str(r.framework),
-                str(r.variant),
-                int(r.suite),
-                str(r.profile),
-                r.started_at.isoformat(),
-                tuple(float(x) for x in r.samples),
-            )
-            for r in frame.itertuples()
-            if r.samples is not None and len(r.samples)
-        ]
+        return standing.rows_from_table(self.frame) if not self.frame.empty else []
 
     def standing(self, machine_id: str) -> list[standing.Standing]:
         """Where one machine stands against the others in the compared slice (runner.standing)."""

@@ -172,12 +172,23 @@ def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(
     assert api._untwinned(resumed, group, given_up) == []
 
 
-def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unknown_script_does_not():
-    past = json.loads(fidelity.PAST_SCRIPTS.read_text())
-    for name, hashes in past.items():
-        shipped = fidelity.shipped_sha256(name)
-        assert fidelity.script_sha256(name) in shipped
-        assert set(hashes) <= shipped
-        assert fidelity.script_sha256(name) not in hashes  # the list holds earlier versions only
+def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unknown_script_does_not(
+    tmp_path, monkeypatch
+):
+    earlier, unknown = "1" * 64, "2" * 64
+    past = tmp_path / "past_scripts.json"
+    past.write_text(json.dumps({"seed_001.py": [earlier]}))
+    monkeypatch.setattr(fidelity, "PAST_SCRIPTS", past)
+    fidelity._past_scripts.cache_clear()
+    try:
+        m = _twinned([0.0110, 0.0111, 0.0109], [0.0110, 0.0111], script_sha256=earlier)
+        assert _problems(tmp_path / "a", m) == []
+        m = _twinned([0.0110, 0.0111, 0.0109], [0.0110, 0.0111], script_sha256=unknown)
+        assert any("fidelity.script_sha256" in p for p in _problems(tmp_path / "b", m))
+    finally:
+        fidelity._past_scripts.cache_clear()
     assert fidelity.shipped_sha256("seed_009.py") == set()
     assert fidelity.shipped_sha256("../__init__.py") == set()
+    # the shipped list holds earlier versions only, each of a script that ships
+    for name, hashes in json.loads(fidelity.PAST_SCRIPTS.read_text()).items():
+        assert fidelity.script_sha256(name) is not None and fidelity.script_sha256(name) not in hashes

@@ -194,8 +194,7 @@ def test_a_break_even_made_on_a_grid_is_judged_at_its_grid_point():
     assert rows[at_ten.machine.id]["first_win"] == 10 and rows[at_ten.machine.id]["verdict"] == seeds.REPRODUCED
     assert rows[at_eleven.machine.id]["first_win"] == 11 and rows[at_eleven.machine.id]["verdict"] == seeds.DIFFERS
     assert rows[at_ten.machine.id]["break_even"] is not None  # the interpolated figure stays beside it
-    if never.machine.id in rows:
-        assert rows[never.machine.id]["first_win"] is None and rows[never.machine.id]["verdict"] == seeds.DIFFERS
+    assert rows[never.machine.id]["first_win"] is None and rows[never.machine.id]["verdict"] == seeds.DIFFERS
     chart_rows = seeds.claim_rows(claim, list(rows.values()))
     assert chart_rows["source"].tolist()[0] == "published" and chart_rows["value"].iloc[0] == 700000
     assert (chart_rows["source"] == "reproduction").sum() == sum(r["break_even"] is not None for r in rows.values())

@@ -67,9 +67,13 @@ def test_compare_reads_a_results_folder_and_the_sites_parquet(tmp_path):
     table = pd.DataFrame(
         [
             {**r.__dict__, "samples_s": " ".join(repr(x) for x in r.samples_s), "status": "ok", "unit": "epoch"}
+            | {"point": "depth=4"}
             for r in rows
         ]
     )
+    ddp = {**table.iloc[0].to_dict(), "workload_hash": "f" * 16, "point": "model=bert-base, world_size=2"}
+    table = pd.concat([table, pd.DataFrame([ddp])], ignore_index=True)  # a data-parallel point: never compared
+    assert len(standing.rows_from_table(table)) == len(rows)
     parquet = tmp_path / "measurements.parquet"
     table.to_parquet(parquet, index=False)
     from_parquet = standing.standing(mine, standing.published_rows(parquet))

@@ -16,6 +16,7 @@ refused; the site keeps a measurement whose interval lies wholly outside LOW .. 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -79,8 +80,14 @@ def shipped_sha256(name: str) -> set[str]:
     """Every hash a release of benchsite shipped for this transcription: today's and those in PAST_SCRIPTS (a
     file measured with an earlier version of a script stays valid; a script nobody shipped does not)."""
     current = script_sha256(name)
-    past = json.loads(PAST_SCRIPTS.read_text()).get(name, []) if current is not None else []
-    return {current, *past} if current is not None else set()
+    return {current, *_past_scripts().get(name, [])} if current is not None else set()
+
+
+@functools.cache
+def _past_scripts() -> dict[str, list[str]]:
+    """PAST_SCRIPTS, read once per process (the gate asks for every twinned measurement of every file)."""
+    past: dict[str, list[str]] = json.loads(PAST_SCRIPTS.read_text())
+    return past
 
 
 def twin_for(
