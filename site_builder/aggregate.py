@@ -351,7 +351,8 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
 
     A measurement run more than once is the median over its runs' medians, its interval the span of every
     run's interval (so run-to-run spread widens it), `runs_lo_s`..`runs_hi_s` the fastest and slowest run, and
-    its samples those of every run (what the speedup bootstraps resample). Rates are rescaled to that median;
+    its samples every run's, run by run (uncertainty.RunSamples: the speedup bootstraps resample runs, then
+    samples within each, around the same median of run medians). Rates are rescaled to that median;
     the other columns are the newest run's (the newest with a time, where there is one). `frame` must be
     sorted by start time. Vectorised: grouped aggregates, one pass over the repeated groups' samples."""
     frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
@@ -390,7 +391,7 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     newest.loc[both, "runs_lo_s"] = stats["fastest"]
     newest.loc[both, "runs_hi_s"] = stats["slowest"]
     newest["samples"] = [
-        np.concatenate(pooled[group]) if group in pooled else samples
+        uncertainty.RunSamples(pooled[group]) if group in pooled else samples
         for group, samples in zip(newest.index, newest["samples"], strict=True)
     ]
     out = pd.concat([frame[~repeated], newest.reset_index(drop=True).drop(columns="_ok")], ignore_index=True)

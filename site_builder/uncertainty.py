@@ -6,6 +6,11 @@ each side is resampled with replacement on its own (the two measurements ran apa
 independent), the ratio of the resampled medians is taken, and the 2.5th and 97.5th percentiles of those ratios
 bound the interval. The seeds make every build of the site print the same interval for the same files.
 
+A measurement run more than once by one machine (several result files of one suite and profile) is the median of
+its runs' medians, and its bootstrap has two levels too: each replicate draws the runs with replacement and,
+within each drawn run, that run's samples, so the run-to-run spread widens the interval and the interval always
+belongs to the figure beside it (RunSamples).
+
 Across machines (the median speedup of every machine with one accelerator model) the bootstrap has two levels:
 each replicate draws the machines with replacement and takes the median of their replicate ratios, so the
 interval reflects both the spread between machines and the noise within each one. With one machine it is that
@@ -45,6 +50,44 @@ class Interval:
         return (self.lo is None or self.lo <= value) and (self.hi is None or value <= self.hi)
 
 
+class RunSamples(np.ndarray):
+    """One measurement's raw samples from several runs: the samples of every run end to end (what anything that
+    reads samples as one list sees), with each run's count in `sizes`, so that the point estimate is the median
+    of the runs' medians (point_median) and the bootstrap resamples runs, then samples within each run
+    (median_replicates). A slice or a copy of another length forgets the runs."""
+
+    sizes: tuple[int, ...]
+
+    def __new__(cls, runs: Sequence[Sequence[float]]) -> RunSamples:
+        arrays = [np.asarray(r, dtype=float) for r in runs]
+        if not arrays or any(a.size == 0 for a in arrays):
+            raise ValueError("every run needs at least one sample")
+        obj = np.concatenate(arrays).view(cls)
+        obj.sizes = tuple(a.size for a in arrays)
+        return obj
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.sizes = getattr(obj, "sizes", ())
+
+    def __reduce__(self) -> tuple:  # pickled (the site builder's worker processes) with its runs
+        return (RunSamples, (self.runs(),))
+
+    def runs(self) -> list[np.ndarray]:
+        """Each run's samples, or the whole array as one run where the sizes no longer describe it."""
+        flat = np.asarray(self)
+        if sum(self.sizes) != flat.size or len(self.sizes) < 2:
+            return [flat]
+        return np.split(flat, np.cumsum(self.sizes)[:-1])
+
+
+def point_median(samples: Sequence[float]) -> float:
+    """A measurement's median: over its samples, or for several runs (RunSamples) the median of the runs'
+    medians (the figure aggregate.combine_runs reports)."""
+    if isinstance(samples, RunSamples):
+        return float(np.median([np.median(run) for run in samples.runs()]))
+    return float(np.median(samples))
+
+
 def _rng(seed: int, *key: int) -> np.random.Generator:
     return np.random.default_rng([seed, *key])
 
@@ -54,6 +97,8 @@ def median_replicates(
 ) -> np.ndarray:
     """The medians of `resamples` bootstrap resamples of `samples`. Deterministic: the resampling positions
     depend only on the seed, the side (numerator 0, denominator 1) and the number of samples."""
+    if isinstance(samples, RunSamples) and len(samples.runs()) > 1:
+        return _runs_median_replicates(samples.runs(), resamples, seed, side)
     values = np.asarray(samples, dtype=float)
     if values.size == 0:
         raise ValueError("a median needs at least one sample")
@@ -65,6 +110,21 @@ def median_replicates(
     for start in range(0, resamples, step):
         out[start : start + step] = np.median(values[picks[start : start + step]], axis=1)
     return out
+
+
+def _runs_median_replicates(runs: list[np.ndarray], resamples: int, seed: int, side: int) -> np.ndarray:
+    """Two levels: each run's own median replicates (its own stream: run j of k), then per replicate the median
+    over k runs drawn with replacement."""
+    k = len(runs)
+    per_run = np.empty((k, resamples))
+    for j, run in enumerate(runs):
+        if run.size == 1:
+            per_run[j] = run[0]
+        else:
+            picks = _rng(seed, side, 5, k, j, run.size).integers(0, run.size, size=(resamples, run.size))
+            per_run[j] = np.median(run[picks], axis=1)
+    drawn = _rng(seed, side, 6, k).integers(0, k, size=(resamples, k))
+    return np.median(per_run[drawn, np.arange(resamples)[:, None]], axis=1)
 
 
 def ratio_replicates(
@@ -91,6 +151,9 @@ def median_replicates_many(
     for i, values in enumerate(samples):
         if len(values) == 0:
             raise ValueError("a median needs at least one sample")
+        if isinstance(values, RunSamples) and len(values.runs()) > 1:
+            out[i] = median_replicates(values, resamples, seed, side)
+            continue
         by_size.setdefault(len(values), []).append(i)
     for n, rows in by_size.items():
         stacked = np.stack([np.asarray(samples[i], dtype=float) for i in rows])  # rows x n
@@ -154,7 +217,7 @@ def ratio_of_medians(
 ) -> Interval:
     """median(numerator) / median(denominator) with its percentile-bootstrap interval."""
     replicates = ratio_replicates(numerator, denominator, resamples, seed)
-    return _percentiles(float(np.median(numerator) / np.median(denominator)), replicates, confidence)
+    return _percentiles(point_median(numerator) / point_median(denominator), replicates, confidence)
 
 
 def median_over(
@@ -247,7 +310,7 @@ def break_even_replicates(
     if not (len(xs) == len(cpu_samples) == len(accelerator_samples)) or len(xs) < 2:
         raise ValueError("a break-even needs two or more sweep points, each with samples on both sides")
     pairs = list(zip(cpu_samples, accelerator_samples, strict=True))
-    estimate = crossing(xs, [float(np.median(c) / np.median(a)) for c, a in pairs])
+    estimate = crossing(xs, [point_median(c) / point_median(a) for c, a in pairs])
     if estimate is None:
         return None
     # Each sweep point gets its own stream (its index in the key): the points' samples are independent.

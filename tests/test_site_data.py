@@ -70,6 +70,24 @@ def test_every_run_of_a_machine_counts_not_only_the_newest():
     assert (single["median_s"], single["runs"]) == (2.0, 1)
 
 
+def test_a_speedup_over_several_runs_sits_inside_its_own_interval():
+    """Three CPU runs, one with many more samples than the others: the speedup is the ratio of the median of run
+    medians, and its interval (runs, then samples, resampled) is around that figure, not the pooled samples'."""
+    many = [1.0 * (1 + 0.001 * i) for i in range(60)]
+    runs = []
+    for day, samples in enumerate([many, [2.0, 2.02, 2.04], [2.1, 2.12, 2.14]]):
+        cpu = make_measurement(median_s=float(np.median(samples)), samples_s=samples)
+        gpu = make_measurement(device="cuda", device_name="NVIDIA H100", median_s=0.5, samples_s=[0.49, 0.5, 0.51])
+        result = make_result([cpu, gpu])
+        run = result.run.model_copy(
+            update={"id": f"{day + 1:032x}", "started_at": result.run.started_at + timedelta(days=day)}
+        )
+        runs.append((Path(str(day)), result.model_copy(update={"run": run})))
+    (row,) = speedups(measurements_frame(runs)).to_dict("records")
+    assert row["speedup"] == pytest.approx(2.02 / 0.5)
+    assert row["speedup_lo"] <= row["speedup"] <= row["speedup_hi"]
+
+
 def test_speedup_compares_only_the_same_machine_framework_and_hash():
     cpu = sweep("cpu", {2: 1.0, 3: 2.0})
     gpu = sweep("cuda", {2: 4.0, 3: 1.0})

@@ -5,7 +5,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from site_builder.uncertainty import Interval, break_even, crossing, ratio_of_medians, verdict
+from site_builder.uncertainty import (
+    Interval,
+    RunSamples,
+    break_even,
+    crossing,
+    median_replicates,
+    median_replicates_many,
+    point_median,
+    ratio_of_medians,
+    verdict,
+)
 
 
 def lognormal(rng: np.random.Generator, median: float, n: int, sigma: float = 0.1) -> list[float]:
@@ -88,3 +98,25 @@ def test_break_even_interval_is_open_where_replicates_leave_the_measured_range()
     assert break_even([1.0, 2.0, 4.0], [[3.0]] * 3, [[1.0]] * 3) is None
     with pytest.raises(ValueError):
         break_even([1.0], [[1.0]], [[1.0]])
+
+
+def test_several_runs_are_bootstrapped_run_by_run_around_the_median_of_their_medians():
+    """A long run of many fast samples must not pull the interval away from the median of the runs' medians: the
+    pooled median (1.0 here) lies far below the figure the site shows (2.0)."""
+    rng = np.random.default_rng(3)
+    runs = RunSamples([lognormal(rng, 1.0, 200), lognormal(rng, 2.0, 5), lognormal(rng, 2.1, 5)])
+    assert len(runs) == 210 and runs.sizes == (200, 5, 5)
+    assert point_median(runs) == pytest.approx(float(np.median([np.median(r) for r in runs.runs()])))
+    assert float(np.median(np.asarray(runs))) < 1.2 < point_median(runs)
+    interval = ratio_of_medians(runs, lognormal(rng, 1.0, 30))
+    assert interval.spans(interval.estimate) and interval.lo < 2.0 < interval.hi
+    # the run-to-run spread is in the interval: wider than any one run's own
+    alone = ratio_of_medians(runs.runs()[1], lognormal(rng, 1.0, 30))
+    assert interval.hi - interval.lo > alone.hi - alone.lo
+    # the vectorised path gives the same replicates as the one at a time
+    together = median_replicates_many([runs, lognormal(rng, 1.0, 9)])
+    assert np.array_equal(together[0], median_replicates(runs))
+    # a slice forgets the runs; one run is a plain bootstrap
+    assert len(runs[:7].runs()) == 1
+    single = RunSamples([[1.0, 2.0, 3.0]])
+    assert np.array_equal(median_replicates(single), median_replicates([1.0, 2.0, 3.0]))
