@@ -502,10 +502,15 @@ def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
     ok = ok[ok["world_size"].isna()]
     join = ["machine_id", "workload_hash", "framework", "profile"]
-    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples"]]
+    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples", "runs", "runs_lo_s", "runs_hi_s"]]
     accel = ok[ok["device"] != "cpu"]
     joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
     joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
+    # between runs: the slowest run's median over the fastest's, the larger of the two sides (1 for one run each)
+    joined["run_spread"] = np.fmax(
+        joined["runs_hi_s_cpu"] / joined["runs_lo_s_cpu"], joined["runs_hi_s"] / joined["runs_lo_s"]
+    )
+    joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
     joined = _ratio_intervals(joined, "samples_cpu", "samples", "speedup")
     joined["verdict"] = verdicts(joined)
     return joined.reset_index(drop=True)
@@ -561,11 +566,17 @@ def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and variant, over all machines and points: the median and range of the speedups and how
-    many comparisons each side clearly wins (its interval clear of 1x)."""
-    columns = ["workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear"]
+    """Per workload and variant, over all machines and points: the median and range of the speedups, how
+    many comparisons each side clearly wins (its interval clear of 1x), and between runs: how many machines ran
+    it more than once (each still counts once) and the largest spread between one machine's runs (the slowest
+    run's median over the fastest's, CPU or accelerator side)."""
+    columns = [
+        "workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear",
+        "repeated_machines", "run_spread",
+    ]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
+    table = table.assign(_repeated_id=table["machine_id"].where(table["repeated"]))
     grouped = table.groupby(["workload", "variant"], sort=True, observed=True)
     return grouped.agg(
         machines=("machine_id", "nunique"),
@@ -576,6 +587,8 @@ def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
         gpu=("verdict", lambda v: int((v == "accelerator faster").sum())),
         cpu=("verdict", lambda v: int((v == "CPU faster").sum())),
         unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
+        repeated_machines=("_repeated_id", "nunique"),
+        run_spread=("run_spread", "max"),
     ).reset_index()[columns]
 
 

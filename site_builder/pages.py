@@ -177,6 +177,8 @@ def home(site: Site) -> str:
                     "title": WORKLOAD_TITLES.get(str(workload), ""),
                     "machines": int(group["machines"].max()),
                     "loops": [by_loop.get("as-written"), by_loop.get("tuned")],
+                    "repeated": int(group["repeated_machines"].max()),
+                    "run_spread": float(group["run_spread"].max()),
                 }
             )
         view["overview"] = site.chart(

@@ -83,9 +83,14 @@ def test_a_speedup_over_several_runs_sits_inside_its_own_interval():
             update={"id": f"{day + 1:032x}", "started_at": result.run.started_at + timedelta(days=day)}
         )
         runs.append((Path(str(day)), result.model_copy(update={"run": run})))
-    (row,) = speedups(measurements_frame(runs)).to_dict("records")
+    table = speedups(measurements_frame(runs))
+    (row,) = table.to_dict("records")
     assert row["speedup"] == pytest.approx(2.02 / 0.5)
     assert row["speedup_lo"] <= row["speedup"] <= row["speedup_hi"]
+    # the home table counts the machine once and shows how far apart its runs came out
+    (summary,) = aggregate.workload_summary(table).to_dict("records")
+    assert (summary["machines"], summary["comparisons"], summary["repeated_machines"]) == (1, 1, 1)
+    assert summary["run_spread"] == pytest.approx(2.12 / float(np.median(many)))
 
 
 def test_speedup_compares_only_the_same_machine_framework_and_hash():
