@@ -333,16 +333,28 @@ class Collector:
         """One row per measurement and profile; where a machine ran the same measurement more than once with
         one profile, every run combined (combine_runs). Every suite version and profile: split() picks what is
         compared."""
+        frame = self._raw(None)
+        if frame.empty:
+            return frame
+        frame = combine_runs(frame)
+        for name in CATEGORIES:
+            frame[name] = frame[name].astype("category")
+        return frame.reset_index(drop=True)
+
+    def runs_of(self, workload: str) -> pd.DataFrame:
+        """One workload's rows, one per run (never combined): the Scale page draws every run."""
+        return self._raw(workload).reset_index(drop=True)
+
+    def _raw(self, workload: str | None) -> pd.DataFrame:
         frame = pd.DataFrame(self._columns, columns=COLUMNS)
+        if workload is not None:
+            frame = frame[frame["workload"] == workload]
         if frame.empty:
             return frame
         for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        frame = combine_runs(frame.sort_values("started_at", kind="stable"))
-        for name in CATEGORIES:
-            frame[name] = frame[name].astype("category")
-        return frame.reset_index(drop=True)
+        return frame.sort_values("started_at", kind="stable")
 
 
 def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -411,6 +423,16 @@ def primary_slice(frame: pd.DataFrame) -> tuple[int | None, str | None]:
     profiles = set(frame.loc[frame["suite"] == suite, "profile"].astype(str))
     ranked = [p for p in PROFILE_ORDER if p in profiles] or sorted(profiles)
     return suite, ranked[0]
+
+
+def in_slice(frame: pd.DataFrame, suite: int | None, profile: str | None) -> pd.DataFrame:
+    """The rows of one suite version and profile, each marked `earlier_loop` where its loop was fixed within the
+    version (see split): a page that shows them labels them, never mixes them with the fixed loop."""
+    if suite is None or frame.empty:
+        return frame.assign(earlier_loop=False)
+    keep = (frame["suite"] == suite) & (frame["profile"].astype(str) == profile)
+    frame = frame[keep]
+    return frame.assign(earlier_loop=frame["workload_hash"].isin(known.superseded(suite))).reset_index(drop=True)
 
 
 def split(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -890,14 +912,21 @@ def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFrame:
-    """Data-parallel scaling per machine, loop, framework, device, model and batch per process: each world
-    size's examples per second (with the interval its median's gives) and its efficiency, the examples per
-    second over world size times one process's. A step takes one batch per process, so the efficiency is
-    the ratio of the two step times, t(1) / t(N), with the bootstrap interval of that ratio of medians."""
+    """Data-parallel scaling per machine, loop, framework, device, model, batch per process and run (`frame`
+    one row per run: Collector.runs_of): each world size's examples per second (with the interval its median's
+    gives) and its efficiency, the examples per second over world size times one process's, within the same
+    run. A step takes one batch per process, so the efficiency is the ratio of the two step times,
+    t(1) / t(N), with the bootstrap interval of that ratio of medians."""
     rows = ok_rows(frame[frame["workload"] == workload]) if not frame.empty else frame
     if rows.empty:
         return pd.DataFrame()
-    keys = ["machine_id", "gpu_model", "device", "device_name", "framework", "variant", "model", "batch_size"]
+    # a loop fixed within the suite is its own loop: "tuned (earlier loop)", never divided by the fixed one
+    earlier = rows["earlier_loop"] if "earlier_loop" in rows else pd.Series(False, index=rows.index)
+    rows = rows.assign(loop=np.where(earlier, rows["variant"].astype(str) + " (earlier loop)", rows["variant"]))
+    keys = [
+        "machine_id", "gpu_model", "device", "device_name", "framework", "variant", "loop", "model", "batch_size",
+        "run_id", "started_at",
+    ]  # fmt: skip
     out = []
     for _, group in rows.groupby(keys, sort=True, observed=True, dropna=False):
         base = group[group["world_size"] == 1]
@@ -905,6 +934,7 @@ def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFr
             per_unit = r["samples_per_s"] * r["median_s"]  # examples per step
             entry = {k: r[k] for k in keys}
             entry.update(
+                run=f"{r['started_at']:%Y-%m-%d %H:%M} UTC",
                 world_size=int(r["world_size"]),
                 interconnect=r["interconnect"],
                 samples_per_s=r["samples_per_s"],
@@ -917,6 +947,22 @@ def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFr
             out.append(entry)
     table = _ratio_intervals(pd.DataFrame(out), "base", "samples", "efficiency")
     return table.drop(columns=["base", "samples"])
+
+
+def scaling_spread(table: pd.DataFrame) -> pd.DataFrame:
+    """Between runs: per machine, device, loop, framework, model, batch and world size measured in more than one
+    run, how many runs and the lowest and highest efficiency and examples per second among them."""
+    keys = ["machine_id", "device_name", "loop", "framework", "model", "batch_size", "world_size"]
+    if table.empty:
+        return pd.DataFrame()
+    grouped = table.groupby(keys, sort=True, observed=True, dropna=False).agg(
+        runs=("run_id", "nunique"),
+        efficiency_min=("efficiency", "min"),
+        efficiency_max=("efficiency", "max"),
+        samples_per_s_min=("samples_per_s", "min"),
+        samples_per_s_max=("samples_per_s", "max"),
+    )
+    return grouped[grouped["runs"] > 1].reset_index()
 
 
 def spark_inference(frame: pd.DataFrame) -> pd.DataFrame:

@@ -355,34 +355,39 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
 
 
 def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
-    """Data-parallel scaling against the number of processes (one per GPU), one line per machine, device, loop and
-    model (a machine's CPU processes over gloo and its GPUs over NCCL are two lines, never one): examples per
-    second (`field` 'samples_per_s', log) or the efficiency ('efficiency', with the 90% target and perfect scaling
-    drawn), each point with its 95% interval."""
+    """Data-parallel scaling against the number of processes (one per GPU), one line per machine, device, loop,
+    model and run (a machine's CPU processes over gloo and its GPUs over NCCL are two lines, never one; two runs
+    of one machine are two lines, so their spread shows): examples per second (`field` 'samples_per_s', log) or
+    the efficiency ('efficiency', with the 90% target and perfect scaling drawn), each point with its 95%
+    interval."""
+    # short enough for the legend not to cut off the run (the tooltip names everything in full)
     data = table.assign(
-        series=table["machine_id"].astype(str)
+        series=table["machine_id"].astype(str).str[:8]
         + " · "
-        + table["device_name"].astype(str)
+        + table["device_name"].astype(str).str.replace("(R)", "", regex=False)
         + " · "
-        + table["variant"].astype(str)
+        + table["loop"].astype(str)
         + " · "
         + table["model"].astype(str)
+        + " · "
+        + table["run"].astype(str).str[5:16]
     )
-    cols = ["series", "machine_id", "gpu_model", "device_name", "variant", "model", "batch_size", "world_size"]
+    cols = ["series", "machine_id", "gpu_model", "device_name", "loop", "model", "batch_size", "world_size", "run"]
     data = data[[*cols, field, f"{field}_lo", f"{field}_hi"]]
     efficiency = field == "efficiency"
     title = "efficiency: examples/s over N x one process's" if efficiency else "examples per second"
     scale = alt.Scale(zero=False) if efficiency else alt.Scale(type="log")
     base = alt.Chart(data).encode(
         x=alt.X("world_size:O", title="processes (GPUs)"),
-        color=alt.Color("series:N", title="machine · device · loop · model"),
+        color=alt.Color("series:N", title="machine · device · loop · model · run"),
         tooltip=[
             alt.Tooltip("machine_id:N", title="machine"),
             alt.Tooltip("device_name:N", title="device"),
-            "variant:N",
+            "loop:N",
             "model:N",
             alt.Tooltip("batch_size:Q", title="batch per process"),
             alt.Tooltip("world_size:O", title="processes"),
+            alt.Tooltip("run:N", title="run started"),
             *_interval_tooltips(field, title),
         ],
     )

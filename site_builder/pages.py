@@ -59,6 +59,7 @@ class Site:
     apart: pd.DataFrame = field(default_factory=pd.DataFrame)
     suite: int | None = None
     profile: str | None = None
+    scale_runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # transformer-ddp, one row per run
 
     @classmethod
     def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
@@ -66,7 +67,8 @@ class Site:
         suite, profile = aggregate.primary_slice(everything)
         frame, apart = aggregate.split(everything)
         table = aggregate.speedups(frame) if not frame.empty else pd.DataFrame()
-        return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile)
+        scale_runs = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
+        return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
 
     @property
     def frameworks(self) -> list[str]:
@@ -258,8 +260,9 @@ def loops_page(site: Site) -> str:
 
 
 def scale_page(site: Site) -> str:
-    table = aggregate.scaling(site.frame)
+    table = aggregate.scaling(site.scale_runs)
     view: dict[str, Any] = {"site": site.view(), "rows": _records(table) if not table.empty else []}
+    view["spread"] = _records(aggregate.scaling_spread(table)) if not table.empty else []
     if not table.empty:
         view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(table, "efficiency"))
         view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(table, "samples_per_s"))

@@ -424,3 +424,22 @@ def test_screenshots_of_the_answer_pages(site, browser, width):
         page.screenshot(path=str(path), full_page=True)
         assert path.stat().st_size > 20_000
     page.close()
+
+
+def test_scale_series_keep_cpu_and_gpu_and_every_run_apart(site, browser):
+    """The Scale page's efficiency chart: a machine's CPU processes (gloo) and its GPUs (NCCL) are separate lines,
+    both loops are drawn, and the H200 machine's two tuned 2-GPU runs are two lines."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((site / "scale.html").as_uri())
+    assert wait_for_charts(page) >= 1
+    chart = page.locator("#chart-scale-efficiency")
+    labels = [t.strip() for t in chart.locator("svg g.role-legend-label text").all_text_contents()]
+    assert labels, "the efficiency chart has no legend"
+    cpu = [label for label in labels if "Xeon" in label]
+    gpu = [label for label in labels if "H100" in label or "H200" in label]
+    assert cpu and gpu and not set(cpu) & set(gpu)
+    assert not any(label.endswith("…") for label in labels), labels  # the run is never cut off
+    assert any("as-written" in label for label in labels) and any("tuned" in label for label in labels)
+    h200_tuned = {label for label in labels if "H200" in label and "tuned" in label}
+    assert len(h200_tuned) == 2, labels  # two runs, two lines
+    page.close()

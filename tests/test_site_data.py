@@ -275,19 +275,26 @@ def test_parallel_loading_gives_what_one_process_gives(tmp_path):
 
 
 def test_scale_page_efficiency_from_the_committed_ddp_run():
-    """The Scale page's efficiency is t(1) / t(N) of the same machine, loop and model, inside its interval. The
-    page compares what the site compares: a loop fixed within the suite (the eager tuned DDP step, compiled since)
-    is apart, not divided by its successor."""
-    frame, _apart = aggregate.split(load_results(REPO_RESULTS, strict=True).collector.frame())
-    table = aggregate.scaling(frame)
+    """The Scale page's efficiency is t(1) / t(N) of the same machine, loop, model and run, inside its interval;
+    every run is its own line and the spread between runs is tabled. The page compares what the site compares:
+    a loop fixed within the suite (the eager tuned DDP step, compiled since) is apart, not divided by its
+    successor."""
+    collector = load_results(REPO_RESULTS, strict=True).collector
+    suite, profile = aggregate.primary_slice(collector.frame())
+    ddp = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
+    table = aggregate.scaling(ddp)
     if table.empty:
         pytest.skip("no transformer-ddp result committed")
-    ddp = frame[frame["workload"] == "transformer-ddp"]
+    # the tuned step fixed within the suite (eager, compiled since) is drawn as its own loop, never divided by it
+    earlier = set(ddp.loc[ddp["earlier_loop"], "workload_hash"])
+    assert earlier <= set(aggregate.known.superseded(suite))
     for _, row in table.iterrows():
         same = ddp[
             (ddp["machine_id"] == row["machine_id"])
             & (ddp["variant"] == row["variant"])
+            & (ddp["earlier_loop"] == row["loop"].endswith("(earlier loop)"))
             & (ddp["device"] == row["device"])
+            & (ddp["run_id"] == row["run_id"])
         ]
         one = same[same["world_size"] == 1]["median_s"].iloc[0]
         n = same[same["world_size"] == row["world_size"]]["median_s"].iloc[0]
@@ -301,15 +308,24 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
             assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
     gpus = table[(table["world_size"] > 1) & (table["device"] != "cpu")]
     assert set(gpus["interconnect"]) == {"GPU0-GPU1 NV18"}
-    # one line per machine, device, loop and model: a machine's gloo CPU processes never join its NCCL GPUs' line
+    assert {"as-written", "tuned (earlier loop)"} <= set(table["loop"])  # both loops drawn, the earlier one named
+    # the H200 machine's two tuned 2-GPU runs stay two runs, and their spread is tabled
+    spread = aggregate.scaling_spread(table)
+    two = spread[
+        spread["loop"].str.startswith("tuned") & (spread["world_size"] == 2) & spread["device_name"].str.contains("H200")
+    ]
+    assert len(two) == 1 and two["runs"].iloc[0] == 2
+    assert two["efficiency_min"].iloc[0] < two["efficiency_max"].iloc[0]
+    # one line per machine, device, loop, model and run: a machine's gloo CPU processes never join its NCCL GPUs'
     from site_builder import charts
 
     spec = charts.scaling_chart(table, "efficiency").to_dict()
     values = next(iter(spec["datasets"].values()))
-    devices_per_series: dict[str, set[str]] = {}
+    per_series: dict[str, set[tuple[str, str]]] = {}
     for v in values:
-        devices_per_series.setdefault(v["series"], set()).add(v["device_name"])
-    assert devices_per_series and all(len(d) == 1 for d in devices_per_series.values())
+        per_series.setdefault(v["series"], set()).add((v["device_name"], v["run"]))
+    assert per_series and all(len(d) == 1 for d in per_series.values())
+    assert len(per_series) == table.groupby(["machine_id", "device", "loop", "model", "run_id"]).ngroups
 
 
 def test_interconnect_field_is_read_and_older_files_keep_their_note():
