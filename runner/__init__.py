@@ -1,6 +1,6 @@
 """benchsite runner: hardware fingerprint, workload suite, timing engine and the result format."""
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 # Version of the standard workload suite. Bump it whenever a workload changes in a way that changes its
 # numbers; it is part of every workload_hash, so results of different suite versions are never compared.

@@ -20,6 +20,9 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 - 5 (benchsite 0.6.0): a measurement's `fidelity`, the seed script's twin: the transcription of the seed timed in
   a fresh interpreter, alternating with the harness's measurement of the same point, both raw lists kept and the
   ratio with its interval recomputed by the gate. Older files stay valid (they have none).
+- 6 (benchsite 0.7.0): a data-parallel measurement's `collective`: how its gradients were all-reduced (the
+  communication library and its version, its settings in the ranks' environment, the algorithm and protocol of the
+  collective kernels the profiled step ran, DDP's buckets). Older files stay valid (they have none).
 """
 
 from __future__ import annotations
@@ -32,8 +35,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -291,6 +294,41 @@ class Fidelity(Strict):
     )
 
 
+# The environment variables a data-parallel run records (runner.frameworks.torch.distributed.COLLECTIVE_ENV): the
+# communication library's tuning switches, never a path, an address or a network interface's name.
+EnvName = Annotated[str, Field(pattern=r"^(NCCL|TORCH_NCCL|TORCH_SYMM_MEM|NVSHMEM)_[A-Z0-9_]{1,48}$")]
+
+
+class CollectiveKernel(Strict):
+    name: Text = Field(description="The collective as its kernel names it, e.g. 'AllReduce_Sum_f32'.")
+    algorithm: Identifier = Field(description="NCCL's algorithm: ring, tree, nvls, collnet_direct, ...")
+    protocol: Identifier = Field(description="NCCL's protocol: ll, ll128 or simple.")
+    calls: int = Field(ge=0, description="Launches in the profiled step.")
+
+
+class Collective(Strict):
+    """How a data-parallel step's gradients were all-reduced across its processes. Schema 6."""
+
+    backend: Identifier = Field(description="torch.distributed's backend: nccl on GPUs, gloo on the CPU.")
+    version: Text | None = Field(None, description="The communication library's version (NCCL's), where known.")
+    env: dict[EnvName, Text] = Field(
+        default_factory=dict,
+        max_length=64,
+        description="The library's settings in every rank's environment (NCCL_ALGO, NCCL_PROTO, NCCL_NVLS_ENABLE, "
+        "TORCH_SYMM_MEM_DISABLE_MULTICAST, NVSHMEM_DISABLE_NVLS, ...), as the run had them; unset ones are absent.",
+    )
+    kernels: list[CollectiveKernel] = Field(
+        default_factory=list,
+        max_length=32,
+        description="The collective kernels of the profiled step, with the algorithm and protocol NCCL chose.",
+    )
+    bucket_cap_mb: NonNegative | None = Field(None, description="DDP's bucket size limit.")
+    buckets: int | None = Field(None, ge=0, description="Gradient buckets DDP all-reduced per step (after rebuild).")
+    gradient_as_bucket_view: bool | None = None
+    static_graph: bool | None = None
+    comm_hook: Identifier | None = Field(None, description="The communication hook, e.g. bf16-compress; none: plain.")
+
+
 class Measurement(Strict):
     workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
     workload_hash: Hex16 = Field(
@@ -362,6 +400,10 @@ class Measurement(Strict):
         description="Data-parallel runs over several GPUs: how GPU 0 reaches the others, as `nvidia-smi topo -m` "
         "names it (e.g. 'GPU0-GPU1 NV18': 18 bonded NVLinks; PIX, PXB, PHB, NODE, SYS: PCIe paths). Schema 4.",
     )
+    collective: Collective | None = Field(
+        None,
+        description="Data-parallel runs: how the gradients were all-reduced (library, settings, kernels). Schema 6.",
+    )
 
 
 class EquivalenceCheck(Strict):
@@ -412,7 +454,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2, 3, 4, 5, 6] = Field(description="Version of this format; see runner/schema.py.")
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
         description="The benchsite release that wrote the file (no newer than the gate that reads it)."
     )

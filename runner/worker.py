@@ -161,6 +161,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             threads=_framework(job["framework"]).threads(),
             notes=list(getattr(program, "notes", [])),
             interconnect=getattr(program, "interconnect", None),
+            collective=program.collective() if hasattr(program, "collective") else None,
         )
     finally:
         mark = time.perf_counter()

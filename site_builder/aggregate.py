@@ -48,6 +48,8 @@ COLUMNS = [
     "batch_size",
     "world_size",
     "interconnect",
+    "runs_as",
+    "allreduce",
     "partitions",
     "spark_master",
     "rate",
@@ -122,6 +124,30 @@ def _interconnect(notes: list[str]) -> str:
         if found:
             return rest
     return ""
+
+
+def _runs_as(notes: list[str]) -> str:
+    """How a tuned step ran, from its notes: compiled (torch.compile), replayed from a CUDA graph, or eager."""
+    for note in notes:
+        if "torch.compile" in note:
+            return "compiled"
+        if "replayed from one CUDA graph" in note:
+            return "CUDA graph"
+        if "; eager" in note:
+            return "eager"
+    return ""
+
+
+def _allreduce(collective: Any) -> str:
+    """How a data-parallel step all-reduced its gradients, in a few words: 'NCCL 2.28.9, ring/ll, 15 buckets'."""
+    if collective is None:
+        return ""
+    parts = [f"{collective.backend.upper()} {collective.version or ''}".strip()]
+    chosen = {f"{k.algorithm}/{k.protocol}" for k in collective.kernels if k.name.lower().startswith("allreduce")}
+    parts += sorted(chosen)
+    if collective.buckets:
+        parts.append(f"{collective.buckets} buckets" + (f", {collective.comm_hook}" if collective.comm_hook else ""))
+    return ", ".join(parts)
 
 
 def _spark_master(notes: list[str]) -> str:
@@ -205,6 +231,8 @@ class Collector:
                 "batch_size": m.point.get("batch_size"),
                 "world_size": m.point.get("world_size"),
                 "interconnect": intern(m.interconnect or _interconnect(m.notes)),
+                "runs_as": intern(_runs_as(m.notes)),
+                "allreduce": intern(_allreduce(m.collective)),
                 "partitions": m.point.get("partitions"),
                 "spark_master": intern(_spark_master(m.notes)),
                 "rate": m.point.get("rate"),
@@ -920,9 +948,11 @@ def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFr
     rows = ok_rows(frame[frame["workload"] == workload]) if not frame.empty else frame
     if rows.empty:
         return pd.DataFrame()
-    # a loop fixed within the suite is its own loop: "tuned (earlier loop)", never divided by the fixed one
+    # a loop fixed within the suite is its own loop, "tuned (earlier loop: eager)", never divided by the fixed one
     earlier = rows["earlier_loop"] if "earlier_loop" in rows else pd.Series(False, index=rows.index)
-    rows = rows.assign(loop=np.where(earlier, rows["variant"].astype(str) + " (earlier loop)", rows["variant"]))
+    how = rows["runs_as"].astype(str) if "runs_as" in rows else pd.Series("", index=rows.index)
+    label = rows["variant"].astype(str) + np.where(how != "", " (earlier loop: " + how + ")", " (earlier loop)")
+    rows = rows.assign(loop=np.where(earlier, label, rows["variant"]))
     keys = [
         "machine_id", "gpu_model", "device", "device_name", "framework", "variant", "loop", "model", "batch_size",
         "run_id", "started_at",
@@ -937,6 +967,7 @@ def scaling(frame: pd.DataFrame, workload: str = "transformer-ddp") -> pd.DataFr
                 run=f"{r['started_at']:%Y-%m-%d %H:%M} UTC",
                 world_size=int(r["world_size"]),
                 interconnect=r["interconnect"],
+                allreduce=r["allreduce"] if "allreduce" in r else "",
                 samples_per_s=r["samples_per_s"],
                 samples_per_s_lo=per_unit / r["ci_hi_s"] if r["ci_hi_s"] > 0 else np.nan,
                 samples_per_s_hi=per_unit / r["ci_lo_s"] if r["ci_lo_s"] > 0 else np.nan,

@@ -48,6 +48,10 @@ def test_two_gloo_ranks_measured_through_benchsite_run(tmp_path):
         assert m["samples_per_unit"] == 2 * world  # every rank trains its own batch of 2
         assert m["samples_per_s"] == pytest.approx(m["samples_per_unit"] / m["median_s"], rel=1e-9)
         assert f"world size {world}: " in m["notes"][0] and "over gloo" in m["notes"][0]
+        collective = m["collective"]  # how the gradients were all-reduced, and NVLink multicast off in every rank
+        assert collective["backend"] == "gloo" and collective["buckets"] >= 1 and "comm_hook" not in collective
+        assert collective["env"]["NCCL_NVLS_ENABLE"] == "0" and collective["env"]["NVSHMEM_DISABLE_NVLS"] == "1"
+        assert collective["env"]["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout.decode()[-2000:]
     assert not _ranks_running()  # every rank it started has ended
@@ -102,6 +106,37 @@ def test_one_gpu_machine_skips_the_whole_data_parallel_sweep():
     assert other[0].skip_reason == "PyTorch only"
 
 
+def test_collective_kernels_name_nccls_algorithm_and_protocol():
+    """What NCCL chose, read off its kernels' names in the profiled step (both naming schemes NCCL has used)."""
+    from runner.frameworks.torch.distributed import collective_kernels
+
+    events = [
+        ("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 15),
+        ("ncclDevKernel_AllReduce_Sum_bf16_NVLS_SIMPLE(ncclDevKernelArgsStorage<4096ul>)", 2),
+        ("ncclKernel_AllReduce_TREE_LL128_Sum_float(ncclWorkElem)", 3),
+        ("nccl:all_reduce", 15),  # the host-side record, not a kernel
+        ("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", 1),  # point to point: no algorithm
+        ("aten::mm", 148),
+    ]
+    assert collective_kernels(events) == [
+        {"name": "AllReduce_Sum_bf16", "algorithm": "nvls", "protocol": "simple", "calls": 2},
+        {"name": "AllReduce_Sum_f32", "algorithm": "ring", "protocol": "ll", "calls": 15},
+        {"name": "AllReduce_Sum_float", "algorithm": "tree", "protocol": "ll128", "calls": 3},
+    ]
+
+
+def test_multicast_stays_off_in_every_rank_unless_the_user_chose(monkeypatch):
+    from runner.frameworks.torch import distributed
+
+    for name in distributed.MULTICAST_OFF:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NCCL_NVLS_ENABLE", "1")  # the user's own choice is kept, and recorded
+    monkeypatch.setenv("NCCL_SOCKET_IFNAME", "eth0")  # an interface name never reaches the file
+    distributed.multicast_off()
+    env = distributed.collective_env()
+    assert env == {"NCCL_NVLS_ENABLE": "1", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+
+
 def test_interconnect_from_nvidia_smi():
     from runner.frameworks.torch.distributed import parse_topology
 
@@ -123,14 +158,14 @@ def test_a_ranks_case_travels_whole():
 
 def test_a_loops_ddp_settings_reach_distributed_data_parallel():
     """A loop may set DDP's own options (gradient_as_bucket_view, bucket_cap_mb, ...): they reach the wrapper; the
-    bf16 compression hook and torch.compile are for GPUs, so a CPU (gloo) replica runs without them, and says so."""
+    bf16 compression hook and the whole-step CUDA graph are for GPUs, so a CPU (gloo) replica runs without them."""
     import dataclasses
 
     from runner.frameworks.torch import make_device
     from runner.frameworks.torch.distributed import transformer_ddp
 
     case = next(c for c in get("transformer-ddp").cases("tiny") if c.config["world_size"] == 2)
-    assert case.loop("tuned")["compile"] == "inductor-on-gpu"
+    assert case.loop("tuned")["graph"] == "whole-step-on-gpu"
     loops = dict(case.config["loops"])
     extra = {"gradient_as_bucket_view": True, "bucket_cap_mb": 1, "comm_hook": "bf16-compress"}
     loops["tuned"] = {**loops["tuned"], **extra}
@@ -141,7 +176,8 @@ def test_a_loops_ddp_settings_reach_distributed_data_parallel():
             program.run_unit()
         replica = program.replica
         assert replica.ddp.gradient_as_bucket_view and replica.ddp.bucket_bytes_cap == 1024 * 1024
-        assert replica.comm_hook is None and not replica.compiled and replica.forward is replica.ddp
+        assert replica.comm_hook is None and not replica.compiled and not replica.graphed
+        assert replica.forward is replica.ddp
         assert program.notes[1].endswith("; eager") and getattr(program, "warmup_units", 1) == 1
     finally:
         program.close()

@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 
 HOST_STEPS = 20
 PRESETS: dict[str, dict[str, object]] = {
-    "suite": {},  # the loop as the suite has it: on GPUs, torch.compile of the DDP module
-    "eager": {"compile": "none"},  # the suite's tuned loop until 2026-11-23
+    "suite": {},  # the loop as the suite has it: on GPUs, the whole step replayed from one CUDA graph
+    "compiled": {"graph": "none", "compile": "inductor-on-gpu"},  # the suite's tuned loop on 2026-11-23 and 24
+    "eager": {"graph": "none"},  # the suite's tuned loop until 2026-11-23
     "bucket-view": {"gradient_as_bucket_view": True},
     "bucket-view+static": {"gradient_as_bucket_view": True, "static_graph": True},
     "bucket-view+cap100": {"gradient_as_bucket_view": True, "bucket_cap_mb": 100},

@@ -13,10 +13,16 @@ with the case on stdin. They take a step when rank 0 announces one in the group'
 trip on the host, no device synchronisation), so however many steps the engine, its warm-up or the profiler
 ask of rank 0, every rank takes as many, and a key that says stop ends them. A rank that dies is reported by
 rank 0 at its next step with the end of that rank's output; a rank whose parent dies is killed with it.
+
+NVLink multicast (NCCL's NVLS algorithm, PyTorch's symmetric memory, NVSHMEM's) is off in every rank unless the user
+set those switches: on shared hosts a program that uses it can put the GPUs out of service. The measurement
+records how its gradients were all-reduced (`collective`): NCCL's version and the settings in the ranks'
+environment, the algorithm and protocol of each collective kernel in the profiled step, and DDP's buckets.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -52,6 +58,68 @@ COMM_HOOKS = {
     "bf16-compress": default_hooks.bf16_compress_hook,  # bucket cast to bf16, all-reduced, cast back and averaged
     "fp16-compress": default_hooks.fp16_compress_hook,
 }
+
+
+# Off unless the user set them: every rank inherits rank 0's environment.
+MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+# The settings a measurement records (schema.Collective.env): tuning switches only, never a path, an address or an
+# interface name (NCCL_SOCKET_IFNAME, NCCL_TOPO_FILE, NCCL_DEBUG_FILE, ... stay out of the file).
+COLLECTIVE_ENV = (
+    *MULTICAST_OFF,
+    "NCCL_ALGO",
+    "NCCL_PROTO",
+    "NCCL_MIN_NCHANNELS",
+    "NCCL_MAX_NCHANNELS",
+    "NCCL_MIN_CTAS",
+    "NCCL_MAX_CTAS",
+    "NCCL_NTHREADS",
+    "NCCL_BUFFSIZE",
+    "NCCL_P2P_LEVEL",
+    "NCCL_P2P_DISABLE",
+    "NCCL_SHM_DISABLE",
+    "NCCL_IB_DISABLE",
+    "NCCL_NET_GDR_LEVEL",
+    "NCCL_CUMEM_ENABLE",
+    "NCCL_COLLNET_ENABLE",
+    "NCCL_LAUNCH_MODE",
+    "NCCL_GRAPH_REGISTER",
+    "TORCH_NCCL_AVOID_RECORD_STREAMS",
+    "TORCH_NCCL_HIGH_PRIORITY",
+    "TORCH_NCCL_ASYNC_ERROR_HANDLING",
+)
+# A collective kernel as NCCL names it: ncclDevKernel_AllReduce_Sum_f32_RING_LL(...) since NCCL 2.19, the algorithm
+# and protocol last; ncclKernel_AllReduce_RING_LL_Sum_float(...) before, the two after the collective.
+_ALGORITHM = r"(?P<algorithm>RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|NVLS_TREE|NVLS|PAT)"
+_PROTOCOL = r"(?P<protocol>LL128|LL|SIMPLE)"
+_NCCL_KERNELS = (
+    re.compile(rf"^ncclDevKernel_(?P<name>[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*?)_{_ALGORITHM}_{_PROTOCOL}\b"),
+    re.compile(rf"^nccl(?:Dev)?Kernel_(?P<op>[A-Za-z]+)_{_ALGORITHM}_{_PROTOCOL}_(?P<rest>[A-Za-z0-9_]+)"),
+)
+
+
+def multicast_off() -> None:
+    """Turns NVLink multicast off in this process (and in the ranks it starts) where the user has not chosen."""
+    for name, value in MULTICAST_OFF.items():
+        os.environ.setdefault(name, value)
+
+
+def collective_env() -> dict[str, str]:
+    return {name: os.environ[name][:200] for name in COLLECTIVE_ENV if name in os.environ}
+
+
+def collective_kernels(names_and_calls: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """The collective kernels among a profile's events (name, launches), with NCCL's algorithm and protocol."""
+    found: dict[tuple[str, str, str], int] = {}
+    for name, calls in names_and_calls:
+        match = _NCCL_KERNELS[0].match(name) or _NCCL_KERNELS[1].match(name)
+        if match:
+            what = match["name"] if "name" in match.groupdict() else f"{match['op']}_{match['rest']}"
+            key = (what, match["algorithm"].lower(), match["protocol"].lower())
+            found[key] = found.get(key, 0) + calls
+    return [
+        {"name": name, "algorithm": algorithm, "protocol": protocol, "calls": calls}
+        for (name, algorithm, protocol), calls in sorted(found.items())
+    ]
 
 
 def _free_port() -> int:
@@ -90,6 +158,11 @@ def parse_topology(text: str, world: int) -> str | None:
     return ", ".join(found) or None
 
 
+# Eager DDP iterations before a whole-step graph is captured (PyTorch's CUDA semantics notes: at least 11, so that
+# DDP has rebuilt its buckets and its first-iteration work is behind it).
+GRAPH_WARMUP_STEPS = 11
+
+
 class Replica:
     """One rank: its process group, its DDP-wrapped model, optimiser and batch."""
 
@@ -98,10 +171,18 @@ class Replica:
         self.device = _device_for(kind, rank)
         self.tuned = variant == "tuned"
         on_gpu = kind in ("cuda", "rocm")
+        loop = case.loop(variant)
+        # The tuned loop on GPUs replays its whole step (forward, backward with DDP's all-reduces, AdamW) from one
+        # CUDA graph captured once. Eager or compiled, the bf16 step is bound by the host launching its kernels (on a
+        # lent 2 x H200 host the compiled step took 27 to 48 ms for 15 ms of kernels, and its 2-GPU efficiency came
+        # out 88%, 75% and 76% in three runs as that host's speed drifted); replayed, it is bound by the GPUs.
+        self.graphed = self.tuned and on_gpu and loop.get("graph") == "whole-step-on-gpu"
         if on_gpu:
             torch.cuda.set_device(self.device)
         else:
             torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
+        if self.graphed:  # NCCL's watchdog must not query events while a graph is being captured (PyTorch's notes)
+            os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "0")
         self.backend = "nccl" if on_gpu else "gloo"
         dist.init_process_group(
             self.backend, store=dist.PrefixStore("pg", store), rank=rank, world_size=world, timeout=STORE_TIMEOUT
@@ -109,38 +190,76 @@ class Replica:
         torch.manual_seed(0)
         self.model = build_transformer(cfg["model"]).to(self.device)
         self.model.train()
-        loop = case.loop(variant)
         options = {k: loop[k] for k in DDP_OPTIONS if k in loop}
-        self.ddp = DistributedDataParallel(self.model, device_ids=[self.device.index] if on_gpu else None, **options)
+        # A graphed step's DDP is built on a side stream, as PyTorch's notes on capturing DDP require.
+        self.side = torch.cuda.Stream(self.device) if self.graphed else None
+        with torch.cuda.stream(self.side) if self.side is not None else contextlib.nullcontext():
+            self.ddp = DistributedDataParallel(
+                self.model, device_ids=[self.device.index] if on_gpu else None, **options
+            )
         self.comm_hook = loop.get("comm_hook") if on_gpu else None  # the compression hooks: for NCCL on GPUs
         if self.comm_hook is not None:
             self.ddp.register_comm_hook(None, COMM_HOOKS[self.comm_hook])
-        # Eager, the bf16 step is bound by the host launching its kernels (on a lent 2 x H200 host the step took as
-        # long as its launches, 27 to 37 ms, and a second rank's DDP work made it 42 to 51 ms): the tuned loop on
-        # GPUs compiles the DDP module. Dynamo splits the graph at DDP's bucket boundaries, so each bucket's
-        # all-reduce still starts during the backward pass; no CUDA graphs, which cannot hold that all-reduce.
+        # Compiled (an earlier tuned loop; tests/benchmarks/ddp_scaling.py still times it): Dynamo splits the graph
+        # at DDP's bucket boundaries, so each bucket's all-reduce starts during the backward pass.
         self.compiled = self.tuned and on_gpu and loop.get("compile") == "inductor-on-gpu"
         if self.compiled:
             compile_fresh(self.model)  # rank 0 measures the sweep's points in one process
         self.forward: Any = torch.compile(self.ddp) if self.compiled else self.ddp
         self.autocast = bf16_autocast(variant, kind)
         extra: dict[str, Any] = {"fused": True} if self.tuned else {}  # fused AdamW: CUDA, ROCm and the CPU
+        if self.graphed:
+            extra["capturable"] = True  # its step counter stays on the GPU, inside the graph
         self.optimizer = torch.optim.AdamW(self.model.parameters(), lr=cfg["lr"], **extra)
         self.host_batch = transformer_batch(cfg["model"], cfg["batch"])
         self.resident = {k: v.to(self.device) for k, v in self.host_batch.items()} if self.tuned else None
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.loss: torch.Tensor | None = None
 
     def step(self) -> None:
+        if not self.graphed:
+            self._step()
+            self.optimizer.zero_grad()  # PyTorch's default: gradients freed (set to None), not zeroed
+            return
+        if self.graph is None:
+            self._capture()
+        assert self.graph is not None
+        self.graph.replay()
+
+    def _step(self) -> None:
         batch = self.resident or {k: v.to(self.device) for k, v in self.host_batch.items()}
-        if self.autocast:
-            with torch.autocast(self.device.type, dtype=torch.bfloat16):
+        if self.autocast:  # inside a graph autocast must not cache its casts (they would outlive the capture)
+            with torch.autocast(self.device.type, dtype=torch.bfloat16, cache_enabled=not self.graphed):
                 loss = self.forward(**batch).loss
         else:  # the plain step has no autocast context at all
             loss = self.forward(**batch).loss
         loss.backward()
         self.optimizer.step()
-        self.optimizer.zero_grad()  # PyTorch's default: gradients freed (set to None), not zeroed
+        self.loss = loss.detach()  # a graphed step's loss: the graph's output, rewritten by every replay
+
+    def _capture(self) -> None:
+        """Eager DDP steps on the side stream, then the whole step captured. Every rank does this in its first step,
+        so their collectives stay in the same order. Gradients are freed before the capture: the graph allocates
+        them from its own pool and every replay writes them afresh (nothing to zero between replays)."""
+        assert self.side is not None
+        # DDP was built on the side stream and the capture runs on its own: autograd warns that the gradients'
+        # accumulation nodes were made on another stream than the one that now feeds them, which is the recipe.
+        quiet = getattr(torch.autograd.graph, "set_warn_on_accumulate_grad_stream_mismatch", None)
+        if quiet is not None:
+            quiet(False)
+        current = torch.cuda.current_stream(self.device)
+        self.side.wait_stream(current)
+        with torch.cuda.stream(self.side):
+            for _ in range(GRAPH_WARMUP_STEPS):
+                self._step()
+                self.optimizer.zero_grad()
+        current.wait_stream(self.side)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self._step()
 
     def close(self) -> None:
+        self.graph = None
         if self.compiled:
             torch._dynamo.reset()  # its graphs go with the point
         if dist.is_initialized():
@@ -163,6 +282,8 @@ class DataParallelTransformer(Program):
             raise RuntimeError(f"torch.distributed has no backend for {device.kind}")
         self.device = device
         self.steps = 0
+        self.kernels: list[dict[str, Any]] = []
+        multicast_off()
         self.peers: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
         port = _free_port()
         self.store = dist.TCPStore(
@@ -194,14 +315,20 @@ class DataParallelTransformer(Program):
         notes = [self._describe()]
         if variant == "tuned":
             what = "bf16 autocast, fp32 weights" if self.replica.autocast else "fp32"
-            how = (
-                "torch.compile (Inductor, split at DDP's buckets; no CUDA graphs around its all-reduce)"
-                if self.replica.compiled
-                else "eager"
-            )
+            if self.replica.graphed:
+                how = (
+                    "the whole step (DDP's all-reduces included) replayed from one CUDA graph, captured after "
+                    f"{GRAPH_WARMUP_STEPS} eager steps"
+                )
+            elif self.replica.compiled:
+                how = "torch.compile (Inductor, split at DDP's buckets; no CUDA graphs around its all-reduce)"
+            else:
+                how = "eager"
             notes.append(f"{what}, batch resident, fused AdamW; {how}")
         if self.replica.compiled:
             self.warmup_units = 3  # compiled in the first step; DDP rebuilds its buckets after it: all before the clock
+        elif self.replica.graphed:
+            self.warmup_units = 2  # the eager steps and the capture in the first, the first replay: before the clock
         self.notes = tuple(notes)
 
     def _describe(self) -> str:
@@ -216,6 +343,34 @@ class DataParallelTransformer(Program):
         links = topology(self.world) if backend == "nccl" else None
         self.interconnect = links  # the measurement's `interconnect` field; the note keeps it for older readers
         return f"{text}; interconnect {links}" if links else text
+
+    def profiled(self, events: list[tuple[str, int]]) -> None:
+        self.kernels = collective_kernels(events)
+
+    def collective(self) -> dict[str, Any]:
+        """The measurement's `collective` field: how this group all-reduced its gradients."""
+        replica = self.replica
+        version = None
+        if replica.backend == "nccl":
+            nccl = torch.cuda.nccl.version()
+            version = ".".join(str(v) for v in nccl) if isinstance(nccl, tuple) else str(nccl)
+        try:
+            logged = replica.ddp._get_ddp_logging_data()  # DDP's own record of its buckets
+        except Exception:  # a private API: its absence costs the bucket count, never the measurement
+            logged = {}
+        sizes = str(logged.get("rebuilt_bucket_sizes") or logged.get("bucket_sizes") or "")
+        cap = logged.get("bucket_cap_bytes")
+        return {
+            "backend": replica.backend,
+            "version": version,
+            "env": collective_env(),
+            "kernels": self.kernels,
+            "bucket_cap_mb": cap / 2**20 if isinstance(cap, int) else None,
+            "buckets": len([s for s in sizes.split(",") if s.strip()]) or None,
+            "gradient_as_bucket_view": bool(replica.ddp.gradient_as_bucket_view),
+            "static_graph": bool(replica.ddp.static_graph),
+            "comm_hook": replica.comm_hook,
+        }
 
     def _peer_failure(self) -> str | None:
         for rank, (proc, log) in enumerate(self.peers, start=1):

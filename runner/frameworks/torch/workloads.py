@@ -45,6 +45,9 @@ class Program:
     def close(self) -> None:
         """Release workers and device memory before the next point in the same process."""
 
+    def profiled(self, events: list[tuple[str, int]]) -> None:
+        """Every event of the profiled unit (name, calls per unit), for a program that records more of it."""
+
     def top_ops(self, units: int = 1) -> list[dict[str, Any]]:
         """The operators that dominate one unit on this device, from torch.profiler."""
         from torch.profiler import ProfilerActivity, profile
@@ -56,6 +59,7 @@ class Program:
                 self.run_unit()
             self.device.sync()
         events = prof.key_averages()
+        self.profiled([(e.key, int(e.count) // units) for e in events])
 
         def self_time(e: Any) -> float:
             if on_gpu:
