@@ -17,6 +17,7 @@ interval (log-normal, the two sides independent).
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import altair as alt
@@ -83,16 +84,24 @@ def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
     return float(np.exp(np.interp(math.log(x), np.log(xs), np.log(ys))))
 
 
-GRID_COLUMNS = ["f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "near", "n", "low", "high"]
+GRID_COLUMNS = ["f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "near", "href", "n", "low", "high"]
+
+
+def row_anchor(point: str, variant: str) -> str:
+    """The id of a leaderboard's first row for one workload point and loop (the advisor links it)."""
+    named = point if isinstance(point, str) and point else "all"
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{named} {variant}".lower()).strip("-")
+    return f"p-{slug}"
 
 
 def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     """(grid, families). The grid has, per accelerator model, family (index f into families; axis a: 0
     parameters, 1 batch), framework and loop: one row per slider position g inside the measured range, with
-    the interpolated speedup s and its interval (lo, hi), the nearest measured point and how many machines
-    stand behind it; and one row with g = -1 that gives the measured range (low, high), which the page
-    shows where the slider is outside it. A family, framework and loop that no accelerator has (no machine timed
-    it on both its CPU and an accelerator in the compared suite) gets one row with g = -2, so the page says so
+    the interpolated speedup s and its interval (lo, hi), the nearest measured point, the address of its
+    leaderboard row (href, from the site's root) and how many machines stand behind it; and one row with g = -1
+    that gives the measured range (low, high), which the page shows where the slider is outside it. A family,
+    framework and loop that no accelerator has (no machine timed it on both its CPU and an accelerator in the
+    compared suite) gets one row with g = -2, so the page says so
     instead of showing nothing. Short names: the grid travels in the page."""
     if site_speedups.empty:
         return pd.DataFrame(columns=GRID_COLUMNS), []
@@ -126,6 +135,7 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                         "lo": _interpolate(xs, sweep["speedup_lo"].fillna(sweep["speedup"]).to_numpy(float), x),
                         "hi": _interpolate(xs, sweep["speedup_hi"].fillna(sweep["speedup"]).to_numpy(float), x),
                         "near": nearest["point"],
+                        "href": f"leaderboards/{nearest['workload']}.html#{row_anchor(nearest['point'], variant)}",
                         "n": int(nearest["machines"]),
                     }
                 )
@@ -144,15 +154,19 @@ NOTHING_MEASURED = "no machine has timed this on its CPU and an accelerator"
 
 
 def answer(row: dict[str, Any]) -> str:
-    """The advisor's sentence for one grid row, as the page's Vega expression writes it (for tests and
-    the methodology page)."""
+    """The advisor's sentence for one accelerator's grid row, exactly as the page writes it below the chart
+    (docs/javascripts/charts.js, benchsiteAdvisorAnswers), for tests and the methodology page."""
     if row["g"] == -2:
-        return f"no estimate: {NOTHING_MEASURED}"
+        return f"No estimate: {NOTHING_MEASURED}."
+    unit = "parameters" if row["a"] == 0 else "batch"
     if row["g"] == -1:
-        unit = "parameters" if row["a"] == 0 else "batch"
-        return f"no estimate: measured from {row['low']:,.0f} to {row['high']:,.0f} {unit} only"
+        return f"{row['gpu']}: no estimate, measured from {row['low']:,.0f} to {row['high']:,.0f} {unit} only."
     said = verdict(Interval(row["s"], row["lo"], row["hi"]))
-    return f"{row['s']:.2f}x ({row['lo']:.2f} .. {row['hi']:.2f}): {said}"
+    machines = f"{int(row['n'])} machine" + ("" if int(row["n"]) == 1 else "s")
+    return (
+        f"{row['gpu']}: {row['s']:.2f}x its machine's CPU speed (95% interval {row['lo']:.2f} .. {row['hi']:.2f}), "
+        f"{said}; from {machines}, nearest measured point {row['near']}."
+    )
 
 
 def human_count(n: float) -> str:
@@ -160,10 +174,10 @@ def human_count(n: float) -> str:
     return f"{float(f'{n:.3g}'):,.0f}"
 
 
-def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
+def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
     """Pick a family, a size (parameters or batch), a framework and a loop: each accelerator's expected
-    speedup with its interval, and a line of text per accelerator with the answer, nearest measured point
-    and machines (or the measured range, where the size is outside it)."""
+    speedup with its interval. The answer in words, one sentence per accelerator (`answer`), is written into
+    the page's text below the chart from the same grid and the same controls (docs/javascripts/charts.js)."""
     frameworks = sorted(grid["fw"].unique())
     family = alt.param(
         name="family",
@@ -223,24 +237,8 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.VConcatChart:
         tooltip,
         row=36,
     )
-    said = "(datum.lo > 1 ? 'accelerator faster' : (datum.hi < 1 ? 'CPU faster' : 'no clear winner'))"
-    text = (
-        base.transform_calculate(
-            line=f"datum.g == -2 ? ['no estimate', '{NOTHING_MEASURED}'] : "
-            "datum.g == -1 ? [datum.gpu, 'no estimate: measured from ' + format(datum.low, ',.0f') + ' to '"
-            " + format(datum.high, ',.0f') + (datum.a == 0 ? ' parameters' : ' batch') + ' only'] : "
-            "[datum.gpu, format(datum.s, '.2f') + 'x (' + format(datum.lo, '.2f') + ' .. '"
-            f" + format(datum.hi, '.2f') + '): ' + {said}, 'nearest measured: ' + datum.near + ', '"
-            " + datum.n + ' machine(s)']"
-        )
-        .mark_text(align="left", baseline="top", lineHeight=15, fontSize=12)
-        .encode(x=alt.value(0), y=alt.Y("gpu:N", axis=None), text="line:N")
-        .properties(width=PANEL_WIDTH, height=alt.Step(60))
-    )
-    return (
-        alt.vconcat(chart, text)
-        .add_params(family, framework, loop, params, batch)
-        .properties(title="Expected speedup of each accelerator over its machine's CPU")
+    return chart.add_params(family, framework, loop, params, batch).properties(
+        title="Expected speedup of each accelerator over its machine's CPU"
     )
 
 

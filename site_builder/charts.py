@@ -366,7 +366,7 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
         + " · "
         + table["device_name"].astype(str).str.replace("(R)", "", regex=False)
         + " · "
-        + table["loop"].astype(str)
+        + table["loop"].astype(str).str.replace("earlier loop: ", "earlier: ", regex=False)
         + " · "
         + table["model"].astype(str)
         + " · "

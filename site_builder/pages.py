@@ -406,6 +406,9 @@ def leaderboard(workload: str) -> Callable[[Site], str]:
     def page(site: Site) -> str:
         rows = leaderboard_frame(site, workload)
         shown = rows.groupby(["point", "variant"], sort=False, dropna=False).head(LEADERBOARD_ROWS_PER_GROUP)
+        first = ~shown.duplicated(["point", "variant"])  # the advisor links each point and loop's first row
+        anchors = [advisor.row_anchor(p, v) for p, v in zip(shown["point"], shown["variant"], strict=True)]
+        shown = shown.assign(anchor=[a if f else None for a, f in zip(anchors, first, strict=True)])
         return render(
             "leaderboard.md.j2",
             site=site.view(),
@@ -453,7 +456,9 @@ def csv_files(site: Site) -> dict[str, str | bytes]:
 def advisor_page(site: Site) -> str:
     grid, families = advisor.advisor_grid(site.speedups)
     chart = site.chart("advisor", advisor.advisor_chart(grid, families)) if not grid.empty else None
-    return render("advisor.md.j2", site=site.view(), chart=chart)
+    return render(
+        "advisor.md.j2", site=site.view(), chart=chart, steps=advisor.PARAM_STEPS, nothing=advisor.NOTHING_MEASURED
+    )
 
 
 def compare_page(site: Site) -> str:

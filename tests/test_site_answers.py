@@ -261,17 +261,18 @@ def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
     # 10^3 parameters: halfway in log between the measured 10^2 (0.25x) and 10^4 (1x): 0.5x
     assert at.loc[12, "s"] == pytest.approx(0.5, rel=1e-3)
     assert at.loc[24, "s"] == pytest.approx(4.0, rel=1e-3)
-    assert advisor.answer(at.loc[12].to_dict() | {"g": 12}).startswith("0.50x (")
+    assert advisor.answer(at.loc[12].to_dict() | {"g": 12}).startswith(at.loc[12, "gpu"] + ": 0.50x its machine's CPU")
+    assert at.loc[12, "href"] == "leaderboards/depth-sweep.html#" + advisor.row_anchor(at.loc[12, "near"], "tuned")
     # Outside the measured range (10^2 .. 10^6) there is no row: the range row says why.
     assert 28 not in at.index and 4 not in at.index
     assert (
         advisor.answer(at.loc[-1].to_dict() | {"g": -1})
-        == "no estimate: measured from 100 to 1,000,000 parameters only"
+        == f"{at.loc[-1, 'gpu']}: no estimate, measured from 100 to 1,000,000 parameters only."
     )
     assert at.loc[18, "near"] == "depth=4" and at.loc[18, "n"] == 1
     # A loop no machine timed on both sides: one row that says so, not an empty answer.
     (nothing,) = advisor.advisor_grid(site.speedups)[0].query("loop == 'as-written'").to_dict("records")
-    assert nothing["g"] == -2 and advisor.answer(nothing) == f"no estimate: {advisor.NOTHING_MEASURED}"
+    assert nothing["g"] == -2 and advisor.answer(nothing) == f"No estimate: {advisor.NOTHING_MEASURED}."
 
 
 def test_open_data_parquet_has_the_csv_rows(tmp_path):

@@ -7,7 +7,10 @@ function benchsiteRenderCharts() {
     el.setAttribute("data-rendered", "1");
     var spec = JSON.parse(el.getAttribute("data-spec"));
     vegaEmbed(el, spec, { renderer: "svg", actions: { export: true, source: false, compiled: false, editor: false } })
-      .then(function (result) { benchsitePickFromHash(el, result.view); })
+      .then(function (result) {
+        benchsitePickFromHash(el, result.view);
+        benchsiteAdvisorAnswers(el, result);
+      })
       .catch(function (error) { console.error("benchsite: chart " + el.id + " failed to draw", error); });
   });
 }
@@ -19,6 +22,61 @@ function benchsitePickFromHash(el, view) {
   if (!select || !Array.prototype.some.call(select.options, function (o) { return o.value === id; })) return;
   select.value = id;
   view.signal("a", id).runAsync();
+}
+// The advisor: its answer in the page's text, one sentence per accelerator, from the grid the chart draws and the
+// same controls. site_builder/advisor.py (answer) writes the same sentence; the browser tests hold them equal.
+function benchsiteAdvisorAnswers(el, result) {
+  var box = document.getElementById("advisor-answers");
+  if (el.id !== "chart-advisor" || !box) return;
+  var datasets = result.spec.datasets || {};
+  var grid = datasets[Object.keys(datasets)[0]] || [];
+  var view = result.view;
+  var fixed = function (v) { return Number(v).toFixed(2); };
+  var whole = function (v) { return Number(v).toLocaleString("en-US", { maximumFractionDigits: 0 }); };
+  function sentence(row) {
+    if (row.g === -2) return { text: "No estimate: " + box.getAttribute("data-nothing") + "." };
+    var unit = row.a === 0 ? "parameters" : "batch";
+    if (row.g === -1) {
+      return { text: row.gpu + ": no estimate, measured from " + whole(row.low) + " to " + whole(row.high) + " " + unit + " only." };
+    }
+    var said = row.lo > 1 ? "accelerator faster" : (row.hi < 1 ? "CPU faster" : "no clear winner");
+    var machines = row.n + " machine" + (row.n === 1 ? "" : "s");
+    return {
+      text: row.gpu + ": " + fixed(row.s) + "x its machine's CPU speed (95% interval " + fixed(row.lo) + " .. " +
+        fixed(row.hi) + "), " + said + "; from " + machines + ", nearest measured point ",
+      near: row.near, href: row.href,
+    };
+  }
+  function update() {
+    var family = view.signal("family"), framework = view.signal("framework"), loop = view.signal("loop");
+    var position = { 0: Math.round(view.signal("log_params") * box.getAttribute("data-steps")), 1: view.signal("log_batch") };
+    var perGpu = {};
+    grid.forEach(function (row) {
+      if (row.f !== family || row.fw !== framework || row.loop !== loop) return;
+      if (row.g >= 0 && row.g !== position[row.a]) return;
+      var have = perGpu[row.gpu];
+      if (!have || (have.g < 0 && row.g >= 0)) perGpu[row.gpu] = row;
+    });
+    box.textContent = "";
+    Object.keys(perGpu).sort().forEach(function (gpu) {
+      var said = sentence(perGpu[gpu]);
+      var p = document.createElement("p");
+      p.className = "benchsite-answer";
+      p.appendChild(document.createTextNode(said.text));
+      if (said.near) {
+        var a = document.createElement("a");
+        a.href = box.getAttribute("data-root") + said.href;
+        a.textContent = said.near;
+        p.appendChild(a);
+        p.appendChild(document.createTextNode("."));
+      }
+      box.appendChild(p);
+    });
+  }
+  ["family", "framework", "loop", "log_params", "log_batch"].forEach(function (name) {
+    view.addSignalListener(name, update);
+  });
+  update();
 }
 document.addEventListener("DOMContentLoaded", benchsiteRenderCharts);
 if (typeof document$ !== "undefined") {
