@@ -58,7 +58,7 @@ class RunSamples(np.ndarray):
 
     sizes: tuple[int, ...]
 
-    def __new__(cls, runs: Sequence[Sequence[float]]) -> RunSamples:
+    def __new__(cls, runs: Sequence[Sequence[float] | np.ndarray]) -> RunSamples:
         arrays = [np.asarray(r, dtype=float) for r in runs]
         if not arrays or any(a.size == 0 for a in arrays):
             raise ValueError("every run needs at least one sample")
@@ -93,7 +93,7 @@ def _rng(seed: int, *key: int) -> np.random.Generator:
 
 
 def median_replicates(
-    samples: Sequence[float], resamples: int = RESAMPLES, seed: int = SEED, side: int = 0
+    samples: Sequence[float] | np.ndarray, resamples: int = RESAMPLES, seed: int = SEED, side: int = 0
 ) -> np.ndarray:
     """The medians of `resamples` bootstrap resamples of `samples`. Deterministic: the resampling positions
     depend only on the seed, the side (numerator 0, denominator 1) and the number of samples."""
