@@ -43,7 +43,13 @@ from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
 
 from runner.frameworks.torch import TorchDevice
-from runner.frameworks.torch.workloads import Program, build_transformer, compile_fresh, transformer_batch
+from runner.frameworks.torch.workloads import (
+    Program,
+    build_transformer,
+    capture_graph,
+    compile_fresh,
+    transformer_batch,
+)
 from runner.workloads.base import Case
 from runner.workloads.suite import CPU_WORLD_MAX
 
@@ -214,7 +220,6 @@ class Replica:
         self.host_batch = transformer_batch(cfg["model"], cfg["batch"])
         self.resident = {k: v.to(self.device) for k, v in self.host_batch.items()} if self.tuned else None
         self.graph: torch.cuda.CUDAGraph | None = None
-        self.loss: torch.Tensor | None = None
 
     def step(self) -> None:
         if not self.graphed:
@@ -235,7 +240,6 @@ class Replica:
             loss = self.forward(**batch).loss
         loss.backward()
         self.optimizer.step()
-        self.loss = loss.detach()  # a graphed step's loss: the graph's output, rewritten by every replay
 
     def _capture(self) -> None:
         """Eager DDP steps on the side stream, then the whole step captured. Every rank does this in its first step,
@@ -247,16 +251,9 @@ class Replica:
         quiet = getattr(torch.autograd.graph, "set_warn_on_accumulate_grad_stream_mismatch", None)
         if quiet is not None:
             quiet(False)
-        current = torch.cuda.current_stream(self.device)
-        self.side.wait_stream(current)
-        with torch.cuda.stream(self.side):
-            for _ in range(GRAPH_WARMUP_STEPS):
-                self._step()
-                self.optimizer.zero_grad()
-        current.wait_stream(self.side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self._step()
+        self.graph = capture_graph(
+            self._step, self.device, side=self.side, warmups=GRAPH_WARMUP_STEPS, between=self.optimizer.zero_grad
+        )
 
     def close(self) -> None:
         self.graph = None

@@ -113,15 +113,31 @@ class _GraphedEpoch:
         self.graph.replay()
 
     def _capture(self) -> None:
-        # Warm up on a side stream first (optimizer state, cuDNN/cuBLAS workspaces), as the docs require.
-        stream = torch.cuda.Stream(self.device.device)
-        stream.wait_stream(torch.cuda.current_stream(self.device.device))
-        with torch.cuda.stream(stream):
-            self.body()
-        torch.cuda.current_stream(self.device.device).wait_stream(stream)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.body()
+        self.graph = capture_graph(self.body, self.device.device)
+
+
+def capture_graph(
+    body: Callable[[], object],
+    device: torch.device,
+    side: torch.cuda.Stream | None = None,
+    warmups: int = 1,
+    between: Callable[[], object] | None = None,
+) -> torch.cuda.CUDAGraph:
+    """`body` run `warmups` times on a side stream (optimizer state, cuDNN/cuBLAS workspaces, DDP's buckets), as
+    PyTorch's notes require, `between` after each, then captured once into a graph to replay."""
+    side = side or torch.cuda.Stream(device)
+    current = torch.cuda.current_stream(device)
+    side.wait_stream(current)
+    with torch.cuda.stream(side):
+        for _ in range(warmups):
+            body()
+            if between is not None:
+                between()
+    current.wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        body()
+    return graph
 
 
 def _step(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor, graphed: bool) -> None:
