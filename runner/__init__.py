@@ -1,4 +1,10 @@
-"""benchsite runner: hardware fingerprint, workload suite, timing engine and the result format."""
+"""benchsite's runner: `benchsite run` and the commands around it.
+
+Packages by role (the README's Layout section draws the tree): measure (the measuring processes and the timing
+engine), workloads (the registry), frameworks (PyTorch, TensorFlow, JAX), engines (Spark), fidelity (the seed
+scripts' twin), fingerprint (the machine), gate (what a contributed file must pass), contribute (submit, compare)
+and results (the result file's format, shared by all). cli.py is the command line over api.py.
+"""
 
 __version__ = "0.7.0"
 

@@ -1,6 +1,8 @@
 """The callable API behind `benchsite run`: plan, check, measure, assemble, save.
 
-The CLI is a thin layer over `plan_run` and `execute`; tests and other tools call them directly.
+The CLI is a thin layer over `plan_run` and `execute` (and `find_unfinished`, `journal_folder` for --resume);
+tests and other tools call them directly. The measuring itself is runner.measure's; what a run writes is
+runner.results'.
 """
 
 from __future__ import annotations
@@ -25,10 +27,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from runner import SUITE_VERSION, __version__, equivalence, executor, fidelity, journal, privacy
+from runner import SUITE_VERSION, __version__, fidelity
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_framework
-from runner.schema import (
+from runner.measure import equivalence, executor, journal, protocol
+from runner.results import privacy
+from runner.results.schema import (
     SCHEMA_VERSION,
     Accelerator,
     DevicePeak,
@@ -42,7 +46,7 @@ from runner.schema import (
     Suite,
     SyncSelfTest,
 )
-from runner.storage import file_name, save
+from runner.results.storage import file_name, save
 from runner.workloads import PROFILES, VARIANTS, Case, Workload, select
 from runner.workloads.suite import CPU_WORLD_MAX
 
@@ -529,7 +533,7 @@ def compile_ahead(plan: Plan, group: Group, progress: Progress, done: dict[int, 
         f"Compiled {ok} of {len(pending)} {group.workload.id} {group.variant} {group.framework}/{group.device} points "
         f"ahead in {seconds:.0f} s, {children} at a time"
     )
-    executor.log_phases(
+    protocol.log_phases(
         {
             "workload": group.workload.id,
             "variant": group.variant,
@@ -575,7 +579,7 @@ def measure_group(
 ) -> list[Measurement]:
     """Measure the group's cases in one child process. `done`: cases an interrupted run finished (by index),
     kept and not measured again; `on_measured` is told each new measurement as it finishes (the journal);
-    `peaks`, the run's matrix-product peaks, bound how short a unit can be (runner.worker.SweepCeiling)."""
+    `peaks`, the run's matrix-product peaks, bound how short a unit can be (runner.measure.worker.SweepCeiling)."""
     done = done or {}
     if done:
         for case, index in zip(group.cases, group.indices, strict=True):
@@ -602,7 +606,7 @@ def measure_group(
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
         "compile_cache": plan.compile_cache,
     }
-    job["seed_process"] = executor.seed_process(job)
+    job["seed_process"] = protocol.seed_process(job)
     measurements: dict[int, Measurement] = dict(done)
     by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
 
@@ -759,6 +763,11 @@ def options_from_record(record: dict[str, Any]) -> RunOptions:
     return RunOptions(**values)
 
 
+def journal_folder(options: RunOptions) -> Path:
+    """Where a run with these options keeps its journal (what `--resume` reads)."""
+    return journal.journal_dir(output_folder(options))
+
+
 def find_unfinished(options: RunOptions, machine_id: str = "*") -> journal.Recovered | None:
     """The newest unfinished run (of this machine, given its id) whose journal lies beside `options`' results
     folder."""
@@ -775,7 +784,7 @@ def execute(
 ) -> tuple[ResultFile, Path | None]:
     """Run the plan and write the result file; Ctrl-C keeps what finished and still writes it.
 
-    Every finished piece is journaled as it ends (runner.journal), so a run killed outright (kill -9, the
+    Every finished piece is journaled as it ends (runner.measure.journal), so a run killed outright (kill -9, the
     out-of-memory killer, a power cut) loses nothing that finished: `resume`, that run's journal, skips what
     it holds and the file gets the run's own id and start time. Returns the result and where it was written
     (None if interrupted before anything finished)."""
@@ -895,7 +904,7 @@ def command_line(args: dict[str, Any]) -> str:
             continue
         flag = "--" + key.replace("_", "-")
         if key == "spark_master":  # a cluster's address names the user's hosts: its kind only
-            from runner.frameworks.spark_master import master_kind
+            from runner.engines.spark.master import master_kind
 
             value = master_kind(str(value))
         for item in value if isinstance(value, list) else [value]:

@@ -1,4 +1,6 @@
-"""`benchsite`: the command line. A thin layer over runner.api, runner.storage and runner.fingerprint."""
+"""`benchsite`: the command line. Options, progress and printing only, over the packages that do the work:
+runner.api (run), runner.gate (validate, check-pr), runner.contribute (submit, compare), runner.fingerprint,
+runner.results (schema, the files) and the site builder (site build, site serve)."""
 
 from __future__ import annotations
 
@@ -14,11 +16,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from runner.executor import Interrupted
+from runner.measure.executor import Interrupted  # what Ctrl-C during a measurement raises
 
 if TYPE_CHECKING:
     from runner.api import Group, Plan
-    from runner.schema import Machine, Measurement, ResultFile
+    from runner.results.schema import Machine, Measurement, ResultFile
     from runner.workloads import Case
 
 app = typer.Typer(
@@ -162,7 +164,7 @@ def run(
     """
     from runner import api
 
-    if spark_master:  # the measuring processes read it (runner.frameworks.torch.spark)
+    if spark_master:  # the measuring processes read it (runner.engines.spark.inference)
         os.environ["BENCHSITE_SPARK_MASTER"] = spark_master
     # Ctrl-C must stop the run cleanly even where the shell started us with SIGINT ignored
     # (background jobs of non-interactive shells): the finished measurements are still written.
@@ -207,7 +209,7 @@ def run(
             if resume:  # the run's own options, probed once; a journal of other hardware is looked past
                 recovered = api.find_unfinished(options)
                 if recovered is None:
-                    folder = api.journal.journal_dir(api.output_folder(options))
+                    folder = api.journal_folder(options)
                     raise api.PlanError(f"no interrupted run to resume (no journal in {folder})")
                 plan = api.plan_run(api.options_from_record(recovered.options))
                 if recovered.machine_id != plan.machine.id:
@@ -267,7 +269,7 @@ def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFil
     )
 
     from runner import api
-    from runner.summary import format_seconds
+    from runner.results.summary import format_seconds
 
     bars = Progress(
         TextColumn("{task.description}"),
@@ -333,7 +335,7 @@ def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFil
 def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:
     """Where the time went (phases, the measuring grouped by framework) and which measurements stopped before
     their confidence interval reached the target."""
-    from runner.summary import format_seconds
+    from runner.results.summary import format_seconds
 
     grouped: dict[str, float] = {}
     for name, seconds in plan.phase_s.items():
@@ -360,7 +362,7 @@ def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:
 
 
 def _print_summary(result: ResultFile) -> None:
-    from runner.summary import format_seconds, speedup_rows
+    from runner.results.summary import format_seconds, speedup_rows
 
     rows = speedup_rows(result)
     if not rows:
@@ -489,7 +491,7 @@ def _print_machine(machine: Machine) -> None:
 @app.command()
 def schema() -> None:
     """Print the JSON Schema of result files."""
-    from runner.schema import json_schema
+    from runner.results.schema import json_schema
 
     typer.echo(json.dumps(json_schema(), indent=2))
 
@@ -510,7 +512,7 @@ def validate(
     than the machine's earlier runs; an unknown GPU. Every problem is reported at once with its file and
     field. Exit code 1 if any error.
     """
-    from runner.validate import validate as run_gate
+    from runner.gate.validate import validate as run_gate
 
     report = run_gate(paths, strict=strict)
     if as_json:
@@ -544,9 +546,9 @@ def validate(
 
 
 def _print_standing(result: ResultFile, against: Path) -> None:
-    """Where this file's machine stands against the published ones (runner.standing). Never fails the run: a
+    """Where this file's machine stands against the published ones (runner.contribute.standing). Never fails the run: a
     results folder that cannot be read is said and skipped."""
-    from runner import standing
+    from runner.contribute import standing
 
     try:
         rows = standing.published_rows(against) if against.exists() else []
@@ -583,8 +585,8 @@ def compare(
     run), and its time against each one's, as the geometric mean over the shared measurements of the ratio of
     medians with a 95% bootstrap interval from the raw samples. Exit code 1 if the file cannot be read.
     """
-    from runner import standing
-    from runner.storage import load
+    from runner.contribute import standing
+    from runner.results.storage import load
 
     result, problems = load(file)
     if result is None:
@@ -626,17 +628,17 @@ def check_pr(
     results/<machine-id>/ whose earlier files another contributor's pull request added needs a maintainer's
     'maintainer-approved' label. Exit code 1 with each offending file named.
     """
-    from runner import prcheck
+    from runner.gate import pull_request
 
     if owners not in ("github", "git"):
         err.print("[red]error:[/red] --owners is 'github' or 'git'")
         raise typer.Exit(2)
-    owner_of = prcheck.environment_owner() if owners == "github" else prcheck.git_owner(repo)
+    owner_of = pull_request.environment_owner() if owners == "github" else pull_request.git_owner(repo)
     if owner_of is None:
         err.print("[red]error:[/red] --owners github needs GITHUB_REPOSITORY (and GITHUB_TOKEN) in the environment")
         raise typer.Exit(2)
     try:
-        problems = prcheck.check(repo, base, head, author, owner_of, approved)
+        problems = pull_request.check(repo, base, head, author, owner_of, approved)
     except RuntimeError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from None
@@ -669,8 +671,8 @@ def submit(
     them with a message naming the machine, pushes to your fork and opens the pull request with `gh` when it
     is installed; otherwise prints the link and the steps.
     """
-    from runner.submit import SubmitError
-    from runner.submit import submit as run_submit
+    from runner.contribute.submit import SubmitError
+    from runner.contribute.submit import submit as run_submit
 
     try:
         sub = run_submit(

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from runner import streaming
-from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
-from runner.schema import Machine, ResultFile, Software, SyncSelfTest
+from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
+from runner.results import streaming
+from runner.results.schema import Machine, ResultFile, Software, SyncSelfTest
 from runner.workloads import known
 from site_builder import uncertainty
 from site_builder.uncertainty import Interval
@@ -104,7 +104,7 @@ TOP_OPS_PER_MEASUREMENT = 5
 
 def _peak(result: ResultFile, m: Any, measured: dict[tuple[str, str, str], float]) -> tuple[float | None, str | None]:
     """The device's peak FLOP/s for the measurement's precision: the matrix-product peak measured in the same
-    run (runner.peaks, any framework) where there is one, else the spec-sheet ceiling; None where neither is
+    run (runner.fingerprint.peaks, any framework) where there is one, else the spec-sheet ceiling; None where neither is
     known."""
     dtype = "bf16" if "bf16" in m.precision else "fp16" if "fp16" in m.precision else "fp32"
     for (_, device, kind), tflops in measured.items():
@@ -1013,7 +1013,7 @@ def spark_inference(frame: pd.DataFrame) -> pd.DataFrame:
 
 def spark_streaming(frame: pd.DataFrame) -> pd.DataFrame:
     """Spark streaming: per machine, device, model and offered rate, the end-to-end latency's p50, p95 and p99
-    with their distribution-free 95% intervals (runner.streaming.quantile_ci over the latencies; a side that
+    with their distribution-free 95% intervals (runner.results.streaming.quantile_ci over the latencies; a side that
     too few latencies cannot bound is NaN), whether the rate was sustained, and the growth of its latency."""
     rows = ok_rows(frame[frame["workload"] == "spark-streaming"]) if not frame.empty else frame
     if rows.empty:

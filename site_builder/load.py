@@ -1,10 +1,10 @@
 """Load every contributed result file: untrusted input, read safely, validated, bad files reported and left out.
 
-Files stream one at a time through runner.storage (size limit, LibYAML's safe loader, the schema, the path
+Files stream one at a time through runner.results.storage (size limit, LibYAML's safe loader, the schema, the path
 rule) into an aggregate.Collector, so memory holds the tidy measurement columns, never ten thousand parsed
 files. With many files the parsing, which is most of a build's time, is spread over the machine's cores:
 each process fills a collector of its own and the collectors are merged in file order. Once every file is
-read, a file whose samples replay an earlier file's (runner.validate.Replays: 32 bytes of digests per
+read, a file whose samples replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per
 measurement are kept for it) is taken back out, as the gate refuses it.
 """
 
@@ -16,8 +16,8 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.storage import Problem, iter_all, iter_result_paths
-from runner.validate import Replays, check_result, replay_digests
+from runner.gate.validate import Replays, check_result, replay_digests
+from runner.results.storage import Problem, iter_all, iter_result_paths
 from site_builder.aggregate import Collector
 
 # Below this many files one process is quicker than starting others.
@@ -39,7 +39,7 @@ class Fingerprint:
 
     path: Path
     indices: list[int]
-    digests: bytes  # 32 bytes per index: exact, then shape (runner.validate.replay_digests)
+    digests: bytes  # 32 bytes per index: exact, then shape (runner.gate.validate.replay_digests)
     medians: list[float]
 
 

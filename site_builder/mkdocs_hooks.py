@@ -57,7 +57,8 @@ def _navigation(pages: list[Any]) -> list[Any]:
 
 def on_config(config: Any) -> Any:
     from site_builder.load import load_results
-    from site_builder.pages import RAW, Site, registry
+    from site_builder.pages import RAW, registry
+    from site_builder.site import Site
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))

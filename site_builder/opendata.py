@@ -9,14 +9,11 @@ speedups with their intervals. Text that a spreadsheet would run as a formula is
 from __future__ import annotations
 
 import io
-from typing import TYPE_CHECKING
 
 import pandas as pd
 
 from site_builder import aggregate
-
-if TYPE_CHECKING:
-    from site_builder.pages import Site
+from site_builder.site import Site
 
 MEASUREMENT_COLUMNS = {
     "machine_id": "Hash of the machine's hardware (its page is machines/<id>.html).",

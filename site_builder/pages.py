@@ -10,18 +10,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-import altair as alt
 import pandas as pd
 
-from runner import standing
 from site_builder import advisor, aggregate, charts, opendata, seeds
 from site_builder.aggregate import MachineSummary
 from site_builder.render import RAW, render
+from site_builder.site import Site
 
-__all__ = ["RAW", "Page", "Site", "csv_files", "registry"]
+__all__ = ["RAW", "Page", "csv_files", "registry"]
 
 LEADERBOARD_ROWS_PER_GROUP = 25
 LATEST_CONTRIBUTIONS = 10
@@ -32,101 +31,6 @@ WORKLOAD_TITLES = {
     "transformer": "seed 003: transformers",
     "mnist-cnn": "seed 004: MNIST convnet",
 }
-
-
-@dataclass(frozen=True)
-class ChartView:
-    """A chart placeholder for a template: its name (for the PNG and SVG exports), spec and link prefix."""
-
-    name: str
-    spec: dict[str, Any]
-    prefix: str = ""
-
-
-@dataclass
-class Site:
-    """The data every page draws on, and the charts drawn so far (exported as PNG and SVG).
-
-    `frame` is what the site compares (the newest suite version's primary profile, see aggregate.split);
-    `apart` holds every other profile and suite version, shown on their own page."""
-
-    frame: pd.DataFrame
-    speedups: pd.DataFrame
-    machines: dict[str, MachineSummary] = field(default_factory=dict)
-    rejected: list[str] = field(default_factory=list)
-    files: int = 0
-    exports: dict[str, dict[str, Any]] = field(default_factory=dict)
-    apart: pd.DataFrame = field(default_factory=pd.DataFrame)
-    suite: int | None = None
-    profile: str | None = None
-    scale_runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # transformer-ddp, one row per run
-
-    @classmethod
-    def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
-        everything = collector.frame()
-        suite, profile = aggregate.primary_slice(everything)
-        frame, apart = aggregate.split(everything)
-        table = aggregate.speedups(frame) if not frame.empty else pd.DataFrame()
-        scale_runs = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
-        return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
-
-    @property
-    def frameworks(self) -> list[str]:
-        return sorted(self.frame["framework"].unique()) if not self.frame.empty else []
-
-    @property
-    def workloads(self) -> list[str]:
-        return sorted(self.frame["workload"].unique()) if not self.frame.empty else []
-
-    @functools.cached_property
-    def crossings(self) -> pd.DataFrame:
-        """Depth-sweep break-even per machine, loop, framework and accelerator."""
-        return aggregate.crossovers(self.speedups)
-
-    @functools.cached_property
-    def batch_crossings(self) -> pd.DataFrame:
-        return aggregate.batch_crossovers(self.speedups)
-
-    @functools.cached_property
-    def rows(self) -> pd.DataFrame:
-        """Every compared measurement as plain columns with its speedup over the same machine's CPU (NaN if
-        none) and that speedup's interval."""
-        rows = aggregate.with_peak_share(aggregate.plain(self.frame))
-        if self.speedups.empty:
-            return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
-        speed = self.speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
-        return rows.merge(speed, on=aggregate.KEY, how="left")
-
-    @functools.cached_property
-    def standing_rows(self) -> list[standing.Row]:
-        """The compared slice's timed single-device measurements, as runner.standing compares them."""
-        return standing.rows_from_table(self.frame) if not self.frame.empty else []
-
-    def standing(self, machine_id: str) -> list[standing.Standing]:
-        """Where one machine stands against the others in the compared slice (runner.standing)."""
-        if self.suite is None or self.profile is None:
-            return []
-        mine = [r for r in self.standing_rows if r.machine_id == machine_id]
-        return standing.standing_of(machine_id, self.suite, self.profile, mine, self.standing_rows)
-
-    @functools.cached_property
-    def _by_machine(self) -> dict[str, pd.DataFrame]:
-        return {str(key): group for key, group in self.rows.groupby("machine_id", sort=False)}
-
-    def machine_rows(self, machine_id: str) -> pd.DataFrame:
-        """One machine's measurements with their speedups; the rows are split by machine once, not per page."""
-        return self._by_machine.get(machine_id, self.rows.iloc[:0])
-
-    def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> ChartView:
-        """Record a chart for export (PNG and SVG) and return its placeholder's view."""
-        with alt.data_transformers.disable_max_rows():  # chart data is bounded by design (see charts.py)
-            spec = chart.to_dict()
-        self.exports[name] = spec
-        return ChartView(name, spec, prefix)
-
-    def view(self) -> dict[str, Any]:
-        """What every template may say about the site as a whole."""
-        return {"suite": self.suite, "profile": self.profile}
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,13 @@ and the result-file format (the JSON Schema the validator enforces)."""
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from runner import SUITE_VERSION
-from runner.schema import SCHEMA_VERSION, json_schema
+from runner.results.schema import SCHEMA_VERSION, json_schema
 from runner.workloads import PROFILES, all_workloads
 from site_builder.render import render
-
-if TYPE_CHECKING:
-    from site_builder.pages import Site
+from site_builder.site import Site
 
 
 def _flops(value: float | None) -> str:

@@ -22,7 +22,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from runner.summary import format_seconds
+from runner.results.summary import format_seconds
 from site_builder.escape import text as inert_text
 
 FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}

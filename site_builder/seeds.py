@@ -20,16 +20,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 import yaml
 
 from site_builder import aggregate
+from site_builder.site import Site
 from site_builder.uncertainty import Interval
-
-if TYPE_CHECKING:
-    from site_builder.pages import Site
 
 SEEDS_FILE = Path(__file__).resolve().parents[1] / "docs" / "seeds.yaml"
 REPRODUCED, DIFFERS, MIXED, NOT_YET = "reproduced", "differs", "mixed", "not measured yet"

@@ -11,9 +11,19 @@ import pytest
 
 from runner import SUITE_VERSION
 from runner.fingerprint import machine_id
-from runner.schema import Cpu, Machine, Measurement, OperatingSystem, ResultFile, Run, Software, Suite, SyncSelfTest
-from runner.storage import file_name
-from runner.timing import summarize
+from runner.results.intervals import summarize
+from runner.results.schema import (
+    Cpu,
+    Machine,
+    Measurement,
+    OperatingSystem,
+    ResultFile,
+    Run,
+    Software,
+    Suite,
+    SyncSelfTest,
+)
+from runner.results.storage import file_name
 from runner.workloads import known
 
 TESTS = Path(__file__).parent
@@ -143,7 +153,7 @@ def make_result(measurements=None, label: str = "", suite: int = SUITE_VERSION) 
 
 def save_under(results: Path, result: ResultFile) -> Path:
     """Write result where a contributor's file goes: results/<machine-id>/<start time>.yaml."""
-    from runner import storage
+    from runner.results import storage
 
     return storage.save(result, results / result.machine.id / file_name(result))
 
@@ -168,7 +178,7 @@ def hostile_result(label: str = "hostile", suite: int = SUITE_VERSION) -> Result
     trying each string field in turn, so a field added later is covered without editing this test). The
     figures the gate pins to the suite (workload, point) stay the suite's, and machine.id is recomputed from the
     hostile hardware names, so that the file passes every rule but the character rule the site leaves out."""
-    from runner.schema import Accelerator, ErrorInfo, FrameworkInfo, SyncSelfTest, TopOp
+    from runner.results.schema import Accelerator, ErrorInfo, FrameworkInfo, SyncSelfTest, TopOp
 
     measurements = [
         make_measurement(suite=suite, device="cpu", top_ops=[TopOp(name="x", self_s=1e-3, total_s=2e-3, calls=3)]),

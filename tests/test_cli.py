@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from runner import storage
 from runner.cli import app
-from runner.schema import Machine
+from runner.results import storage
+from runner.results.schema import Machine
 from runner.workloads import all_workloads
 from tests.conftest import make_result
 

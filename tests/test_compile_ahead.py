@@ -133,7 +133,7 @@ def transformer_plan():
 def test_how_many_children_compile_ahead(transformer_plan, monkeypatch, device, variant, cores, gib, pending, children):
     import dataclasses
 
-    from runner.schema import Accelerator
+    from runner.results.schema import Accelerator
     from runner.workloads import get
 
     gpu = Accelerator(vendor="nvidia", model="GPU", memory_gib=gib, source="nvml")

@@ -187,7 +187,7 @@ def test_a_loops_ddp_settings_reach_distributed_data_parallel():
 def test_the_runs_peaks_reach_the_measuring_process_and_bound_the_sweep(tmp_path):
     """The matrix-product peaks the run measured travel with the job: a CPU whose fp32 peak puts even one
     process's step past the budget skips the fp32 sweep in its measuring process, before any rank starts."""
-    from runner.schema import DevicePeak
+    from runner.results.schema import DevicePeak
 
     plan = api.plan_run(
         api.RunOptions(profile="tiny", workloads=["transformer-ddp"], frameworks=["torch"], devices=["cpu"])

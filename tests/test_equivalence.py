@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from runner import equivalence
+from runner.measure import equivalence
 from runner.workloads import get, select
 from tests.conftest import shadow_modules
 

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner import api, fidelity, validate
-from runner.schema import Measurement
+from runner import api, fidelity
+from runner.gate import validate
+from runner.results.schema import Measurement
 from tests.conftest import cpu_torch_plan, make_measurement, make_result, save_under
 
 

@@ -17,7 +17,7 @@ from runner.fingerprint.accelerators import (
 )
 from runner.fingerprint.cpu import parse_lscpu, parse_proc_cpuinfo, parse_sysctl
 from runner.fingerprint.system import guess_system_type, parse_meminfo
-from runner.schema import Accelerator
+from runner.results.schema import Accelerator
 
 DATA = Path(__file__).parent / "data" / "fingerprint"
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from runner import api, storage
+from runner import api
 from runner.frameworks import canonical_framework
+from runner.results import storage
 from tests.conftest import shadow_modules
 
 

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from runner import storage
 from runner.cli import app
-from runner.validate import GRAD_RTOL_MAX, check_result, validate
+from runner.gate.validate import GRAD_RTOL_MAX, check_result, validate
+from runner.results import storage
 from tests.conftest import ROOT, build_site, make_measurement, make_result, retime, save_under
 from tests.corpus.build import replayed
 
@@ -221,7 +221,7 @@ def _with_names(cpu: str | None = None, gpu: str | None = None) -> dict:
         data["machine"]["accelerators"][0]["model"] = gpu
     try:  # other hardware, its own id (names the schema refuses keep the old one: the test is about the refusal)
         from runner.fingerprint import machine_id
-        from runner.schema import Accelerator, Cpu
+        from runner.results.schema import Accelerator, Cpu
 
         cpu_model = Cpu.model_validate(data["machine"]["cpu"])
         accelerators = [Accelerator.model_validate(a) for a in data["machine"]["accelerators"]]
@@ -336,7 +336,7 @@ def test_field_by_field_mutations_are_refused_or_move_no_figure_the_site_shows()
         (summary,) = collector.machines.values()
         frame = collector.frame()[SHOWN]
         # an equivalence verdict is shown as such; its gradient difference cannot be recomputed without the
-        # gradients, so a 'passed' one is only held to the check's tolerance (runner.validate), checked below
+        # gradients, so a 'passed' one is only held to the check's tolerance (runner.gate.validate), checked below
         verdicts = {key: status for key, (_, status, _) in summary.equivalence.items()}
         grads = [grad for _, status, grad in summary.equivalence.values() if status == "passed"]
         assert all(grad is None or grad <= GRAD_RTOL_MAX for grad in grads)

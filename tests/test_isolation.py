@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import api, storage
+from runner import api
+from runner.results import storage
 from tests.conftest import TESTS
 
 PLUGIN_ENV = {
@@ -83,7 +84,7 @@ def test_each_job_gets_a_fresh_fork_of_one_server_per_framework(plugins, tmp_pat
     second = _report(tmp_path, "b.yaml")
     assert {r["mark"] for r in second} == {"second"} and second[0]["ppid"] != first[0]["ppid"]
     # and the servers stop with the run
-    left = subprocess.run(["pgrep", "-f", "runner.zygote"], capture_output=True, text=True).stdout.split()
+    left = subprocess.run(["pgrep", "-f", "runner.measure.forkserver"], capture_output=True, text=True).stdout.split()
     assert not {r["ppid"] for r in first + second} & set(left)
 
 
@@ -262,9 +263,10 @@ def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
     the forking one) and initialise no device (each child initialises its own); a module that is missing is
     left to the child and does not stop the server."""
     script = (
-        "import sys, threading, types; from runner import zygote; import runner.frameworks.torch as fw; import torch\n"
+        "import sys, threading, types; from runner.measure import forkserver\n"
+        "import runner.frameworks.torch as fw; import torch\n"
         "extra = types.SimpleNamespace(PRELOAD=('no_such_module_here',))\n"
-        "failed = zygote.preload_lazy([fw, extra])\n"
+        "failed = forkserver.preload_lazy([fw, extra])\n"
         "assert failed == ['no_such_module_here'], failed\n"
         "assert set(fw.PRELOAD) <= set(sys.modules), fw.PRELOAD\n"
         "assert threading.active_count() == 1, threading.enumerate()\n"
@@ -284,7 +286,7 @@ def test_a_measurement_frees_its_program_reference_cycles_included(tmp_path):
 import io, sys, weakref
 sys.path.insert(0, sys.argv[1])
 import isolation_workloads
-from runner import worker
+from runner.measure import worker
 from runner.workloads import get
 
 class Payload:

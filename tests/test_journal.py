@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import journal, storage
+from runner.measure import journal
+from runner.results import storage
 from tests.conftest import ROOT, make_measurement
 
 RUN = [

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from runner import prcheck
 from runner.cli import app
+from runner.gate import pull_request as prcheck
 from tests.conftest import ROOT
 
 ADA, BOB, MAINTAINER = "ada@example.org", "bob@example.org", "maint@example.org"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 import socket
 
-from runner import privacy
 from runner.api import command_line
+from runner.results import privacy
 
 
 def test_scrub_replaces_home_and_host():

@@ -8,8 +8,8 @@ import math
 import pytest
 import yaml
 
-from runner import storage
-from runner.schema import SCHEMA_VERSION, ResultFile, json_schema
+from runner.results import storage
+from runner.results.schema import SCHEMA_VERSION, ResultFile, json_schema
 from tests.conftest import make_measurement, make_result
 
 

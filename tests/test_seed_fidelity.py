@@ -203,7 +203,7 @@ def test_workload_hashes_are_pinned(workload, variant):
 
 def test_no_current_hash_matches_an_older_suites_result():
     """Results of suite version 1 (committed under results/) are never compared with this suite's."""
-    from runner.storage import iter_all
+    from runner.results.storage import iter_all
     from runner.workloads import PROFILES, VARIANTS, all_workloads
 
     current = {c.workload_hash(v) for w in all_workloads() for p in PROFILES for c in w.cases(p) for v in VARIANTS}

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from runner import api, executor, zygote
+from runner import api
+from runner.measure import forkserver, protocol
 from tests.conftest import cpu_torch_plan
 
 
@@ -28,7 +29,7 @@ def test_as_written_torch_points_each_run_in_a_fresh_unfrozen_interpreter(tmp_pa
     assert len({e["pid"] for e in entries}) == 2  # a process per point
 
 
-@pytest.mark.skipif(not zygote.SUPPORTED, reason="the fork server is Linux-only")
+@pytest.mark.skipif(not forkserver.SUPPORTED, reason="the fork server is Linux-only")
 def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHSITE_FORK_SERVER", raising=False)
     entries = _phases(tmp_path, monkeypatch, ["tuned"])
@@ -50,4 +51,4 @@ def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypa
     ],
 )
 def test_which_jobs_run_as_a_seed_script(job, expected):
-    assert executor.seed_process(job) is expected
+    assert protocol.seed_process(job) is expected

@@ -11,10 +11,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from runner.schema import Suite
+from runner.results.schema import Suite
 from site_builder import advisor, aggregate, opendata, seeds
 from site_builder.aggregate import Collector
-from site_builder.pages import Site
+from site_builder.site import Site
 from site_builder.uncertainty import median_over, median_replicates_many, ratio_intervals, ratio_of_medians
 from tests.conftest import make_measurement, make_result
 
@@ -301,7 +301,7 @@ def test_no_html_or_markdown_is_assembled_in_python():
 
 def test_each_measurement_shows_its_share_of_the_devices_peak():
     """From the run's own measured matrix-product peak where there is one, else the spec-sheet ceiling."""
-    from runner.schema import DevicePeak
+    from runner.results.schema import DevicePeak
 
     rng = np.random.default_rng(4)
     row = measurement("cpu", lognormal(rng, 0.5, 9), achieved_tflops=None)

@@ -23,7 +23,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from runner.storage import iter_all
+from runner.results.storage import iter_all
 from site_builder import advisor
 from tests.conftest import build_site, hostile_result, save_under, twinned_result
 

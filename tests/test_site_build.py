@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.schema import EquivalenceCheck
+from runner.results.schema import EquivalenceCheck
 from site_builder.opendata import inert_cell as _inert_cell
 from tests.conftest import (
     HOSTILE,
@@ -125,7 +125,7 @@ def test_nothing_is_loaded_from_another_host(hostile_site):
 
 
 def test_generated_reference_pages_follow_the_code(hostile_site):
-    from runner.schema import ResultFile
+    from runner.results.schema import ResultFile
     from runner.workloads.suite import WORKLOADS
 
     _, site, _ = hostile_site

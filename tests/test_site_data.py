@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import storage
+from runner.results import storage
 from site_builder import aggregate
 from site_builder.aggregate import (
     Collector,

@@ -19,7 +19,7 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pyspark = pytest.importorskip("pyspark")
 
-from runner.frameworks import spark_master  # noqa: E402
+from runner.engines.spark import master as spark_master  # noqa: E402
 from runner.workloads import get  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,8 @@ def _expected(case) -> list[int]:
     """The suite's model on the same rows, in this process, without Spark."""
     import torch
 
-    from runner.frameworks.torch.spark import MODEL_SEED, input_shape, synthetic_rows
+    from runner.engines.spark.inference import synthetic_rows
+    from runner.engines.spark.predict import MODEL_SEED, input_shape
     from runner.frameworks.torch.workloads import build_transformer
 
     cfg = case.config["model"]
@@ -48,10 +49,11 @@ def _expected(case) -> list[int]:
 
 
 def _predict_all(master: str) -> list[tuple[int, int]]:
+    from runner.engines.spark.inference import SparkInference
     from runner.frameworks.torch import make_device
-    from runner.frameworks.torch.spark import SparkInference
+    from runner.frameworks.torch.predict import make_predict_fn
 
-    program = SparkInference(_case(), make_device("cpu"), master=master)
+    program = SparkInference(_case(), make_device("cpu"), make_predict_fn, master=master)
     try:
         program.run_unit()  # the timed action runs
         assert "master " + spark_master.master_kind(master) in program.notes[0]
@@ -182,7 +184,7 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout
     # the Scale page's Spark table and chart from that file
-    from runner.storage import iter_all
+    from runner.results.storage import iter_all
     from site_builder import aggregate, charts
 
     frame = aggregate.measurements_frame([(p, r) for p, r, _ in iter_all([tmp_path]) if r is not None])
@@ -244,7 +246,7 @@ def test_spark_workers_run_benchsite_s_interpreter_from_a_venv_that_is_not_activ
     (m,) = yaml.safe_load(path.read_text())["measurements"]
     assert m["status"] == "ok", m.get("error")
     # a user's own choice stands; a remote cluster keeps its executors' setting
-    from runner.frameworks.torch.spark import worker_python
+    from runner.engines.spark.inference import worker_python
 
     assert worker_python("local[2]", {"PYSPARK_PYTHON": "/opt/py"}) is None
     assert worker_python("spark://spark.example.org:7077", {}) is None

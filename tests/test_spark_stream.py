@@ -21,7 +21,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 
-from runner.frameworks import spark_master
+from runner.engines.spark import master as spark_master
 from runner.workloads import get
 from runner.workloads.base import PointSkipped
 
@@ -36,7 +36,7 @@ def _query_process(folder: Path, log: Path) -> subprocess.Popen:
     its JVM and Python workers too)."""
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
-    argv = [sys.executable, "-m", "runner.frameworks.torch.spark_stream", str(folder), "vit-tiny"]
+    argv = [sys.executable, "-m", "runner.engines.spark.streaming", str(folder), "vit-tiny"]
     argv += ["--master", "local[2]", "--batch", "8"]
     with open(log, "ab") as out:
         return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
@@ -50,7 +50,7 @@ def _starts(log: Path) -> int:
 def _expected(pool: np.ndarray) -> list[int]:
     import torch
 
-    from runner.frameworks.torch.spark import MODEL_SEED, input_shape
+    from runner.engines.spark.predict import MODEL_SEED, input_shape
     from runner.frameworks.torch.workloads import build_transformer
     from runner.workloads.suite import MODELS
 
@@ -63,8 +63,8 @@ def _expected(pool: np.ndarray) -> list[int]:
 
 
 def test_a_killed_query_restarts_from_its_checkpoint_and_loses_or_repeats_nothing(tmp_path):
-    from runner.frameworks.torch.spark import synthetic_rows
-    from runner.frameworks.torch.spark_stream import Producer, StreamDirs, committed, exactly_once, wait_for
+    from runner.engines.spark.inference import synthetic_rows
+    from runner.engines.spark.streaming import Producer, StreamDirs, committed, exactly_once, wait_for
     from runner.workloads.suite import MODELS
 
     dirs = StreamDirs(tmp_path / "stream")
@@ -128,13 +128,14 @@ def test_a_killed_query_restarts_from_its_checkpoint_and_loses_or_repeats_nothin
 
 
 def test_a_step_measures_every_file_and_checks_exactly_once(monkeypatch):
+    from runner.engines.spark.streaming import SparkStreaming
     from runner.frameworks.torch import make_device
-    from runner.frameworks.torch.spark_stream import SparkStreaming
-    from runner.streaming import figures
+    from runner.frameworks.torch.predict import make_predict_fn
+    from runner.results.streaming import figures
 
     monkeypatch.setenv("PYSPARK_PYTHON", sys.executable)
     case = get("spark-streaming").cases("tiny")[0]
-    program = SparkStreaming(case, make_device("cpu"), master="local[2]")
+    program = SparkStreaming(case, make_device("cpu"), make_predict_fn, master="local[2]")
     try:
         seen = []
         out = program.stream(on_file=lambda n, elapsed: seen.append(n))
@@ -151,11 +152,13 @@ def test_a_step_measures_every_file_and_checks_exactly_once(monkeypatch):
 
 
 def test_the_ladder_skips_rates_above_one_not_sustained(monkeypatch):
-    from runner.frameworks.torch import make_device, spark_stream
+    from runner.engines.spark import streaming as spark_stream
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.predict import make_predict_fn
 
     low, high = get("spark-streaming").cases("tiny")
     monkeypatch.setitem(spark_stream._LADDER_STOPPED, ("vit-tiny", "cpu"), (20.0, "above the sustained rate: test"))
     with pytest.raises(PointSkipped, match="above the sustained rate"):
-        spark_stream.spark_streaming(high, "as-written", make_device("cpu"))
+        spark_stream.spark_streaming(high, "as-written", make_device("cpu"), make_predict_fn)
     with pytest.raises(ValueError, match="no 'tuned' loop"):
-        spark_stream.spark_streaming(low, "tuned", make_device("cpu"))
+        spark_stream.spark_streaming(low, "tuned", make_device("cpu"), make_predict_fn)

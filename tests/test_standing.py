@@ -1,5 +1,5 @@
-"""Where a machine stands (runner.standing, `benchsite compare`): ranks and time ratios with intervals against the
-published machines that share measurements with it, from results/ or the site's open data."""
+"""Where a machine stands (runner.contribute.standing, `benchsite compare`): ranks and time ratios with intervals
+against the published machines that share measurements with it, from results/ or the site's open data."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from runner import standing
 from runner.cli import app
+from runner.contribute import standing
 from tests.conftest import make_measurement, make_result, save_under
 
 

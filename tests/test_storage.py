@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from runner import storage
+from runner.results import storage
 
 
 def test_write_atomic_replaces_whole_file(tmp_path):
@@ -42,7 +42,7 @@ def test_kill_9_mid_write_leaves_no_result_file(tmp_path):
     script = textwrap.dedent(f"""
         import os, sys, time
         from pathlib import Path
-        from runner import storage
+        from runner.results import storage
         real_fsync = os.fsync
         def slow_fsync(fd):
             print("writing", flush=True)

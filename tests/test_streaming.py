@@ -1,4 +1,4 @@
-"""The streaming figures (runner.streaming) and the gate's checks of a spark-streaming measurement: percentiles,
+"""The streaming figures (runner.results.streaming) and the gate's checks of a spark-streaming measurement: percentiles,
 their distribution-free intervals, the latency's growth, when a rate counts as sustained, and that every
 figure a contributor could edit is recomputed from the raw record."""
 
@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from conftest import make_measurement, make_result
 
-from runner import streaming
-from runner.schema import StreamRecord
-from runner.validate import check_result
+from runner.gate.validate import check_result
+from runner.results import streaming
+from runner.results.schema import StreamRecord
 from runner.workloads import get
 
 

@@ -8,7 +8,8 @@ import statistics
 
 import pytest
 
-from runner.timing import measure, median_ci, summarize
+from runner.measure.timing import measure
+from runner.results.intervals import median_ci, summarize
 
 
 class FakeDevice:
@@ -141,7 +142,7 @@ class HostTimer:
 
 
 def test_device_timer_rounds_time_the_device_and_an_unsynchronised_timer_is_caught():
-    from runner.timing import check_engine
+    from runner.measure.timing import check_engine
 
     device = AsyncDevice()
 
@@ -161,7 +162,7 @@ def test_device_timer_rounds_time_the_device_and_an_unsynchronised_timer_is_caug
 def test_order_statistic_rank_matches_the_exact_binomial_sum():
     import math
 
-    from runner.timing import order_stat_rank
+    from runner.results.intervals import order_stat_rank
 
     def exact(n: int) -> int:
         k = 0

@@ -11,8 +11,8 @@ import sys
 
 import pytest
 
-from runner.timing import measure
-from runner.worker import SweepCeiling, import_builder
+from runner.measure.timing import measure
+from runner.measure.worker import SweepCeiling, import_builder
 from runner.workloads import get
 from runner.workloads.base import warmup_batches
 
@@ -81,7 +81,7 @@ def test_as_written_loops_warm_up_on_a_whole_epoch(framework):
 # JAX and TensorFlow run in a child process, as in a run: imported here they would warn at every later fork.
 AS_WRITTEN_CHECK = """
 import sys
-from runner.worker import import_builder
+from runner.measure.worker import import_builder
 from runner.workloads import get
 
 framework = sys.argv[1]
@@ -96,7 +96,7 @@ print("whole")
 JAX_CHECK = """
 import dataclasses, sys
 from runner.frameworks.jax import make_device
-from runner.worker import import_builder
+from runner.measure.worker import import_builder
 from runner.workloads import get
 
 case = get("mnist-cnn").cases("quick")[0]
@@ -116,7 +116,7 @@ import dataclasses
 import subprocess
 import sys
 from runner.frameworks.tensorflow import make_device
-from runner.worker import import_builder
+from runner.measure.worker import import_builder
 from runner.workloads import get
 
 case = get("tabular-mlp").cases("quick")[0]
@@ -146,7 +146,7 @@ def test_jax_as_written_loop_warms_up_whole_on_a_gpu():
 JAX_GPU_CHECK = """
 import jax
 from runner.frameworks.jax import JaxDevice, make_device
-from runner.worker import engine_options, import_builder
+from runner.measure.worker import engine_options, import_builder
 from runner.workloads import get
 
 cpu = make_device("cpu", "test CPU")

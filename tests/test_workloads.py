@@ -12,7 +12,7 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from runner.frameworks.torch import make_device
 from runner.frameworks.torch import workloads as tw
-from runner.worker import import_builder
+from runner.measure.worker import import_builder
 from runner.workloads import PROFILES, VARIANTS, all_workloads, get, select
 from runner.workloads.suite import MODELS, transformer_forward_flops, transformer_params
 

@@ -204,7 +204,7 @@ def summarise(harness_s: list[float], script_s: list[float]) -> Summary:
 
 
 def block(twin: Twin, device: str, harness_s: list[float], script_s: list[float], units: list[int]) -> dict[str, Any]:
-    """The measurement's `fidelity` field (runner.schema.Fidelity) from the two lists."""
+    """The measurement's `fidelity` field (runner.results.schema.Fidelity) from the two lists."""
     s = summarise(harness_s, script_s)
     return {
         "script": twin.script,

@@ -14,7 +14,7 @@ from runner.fingerprint.accelerators import probe_amd, probe_apple, probe_nvidia
 from runner.fingerprint.cpu import probe_cpu
 from runner.fingerprint.sources import Sources
 from runner.fingerprint.system import guess_system_type, probe_memory, probe_os
-from runner.schema import Accelerator, Cpu, Machine
+from runner.results.schema import Accelerator, Cpu, Machine
 
 __all__ = ["Sources", "collect_machine", "machine_id"]
 

@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any
 
 from runner.fingerprint.sources import Sources
-from runner.schema import Accelerator
+from runner.results.schema import Accelerator
 
 GIB = 1024**3
 

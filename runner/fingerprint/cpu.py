@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from runner.fingerprint.sources import Sources
-from runner.schema import Cpu
+from runner.results.schema import Cpu
 
 # ISA extensions that decide which ML kernels a CPU can run (x86 flag names as Linux spells them).
 X86_ML_FLAGS = (

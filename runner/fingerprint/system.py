@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from runner.fingerprint.sources import Sources
-from runner.schema import OperatingSystem
+from runner.results.schema import OperatingSystem
 
 GIB = 1024**3
 

@@ -1,7 +1,8 @@
 """Frameworks: one package per framework owning device discovery, synchronisation and its workloads.
 
-Framework modules are imported only inside the measuring child processes (runner.worker), never by the
-CLI itself, so a framework that is missing or crashes on import cannot take the suite down.
+Framework modules are imported only inside the measuring child processes (runner.measure.worker), never by the
+CLI itself, so a framework that is missing or crashes on import cannot take the suite down. A framework that runs
+the Spark workloads adds `predict.py` (runner.engines.spark.predict says what it provides).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ FRAMEWORKS: dict[str, str] = {
     "tensorflow": "runner.frameworks.tensorflow",
     "jax": "runner.frameworks.jax",
 }
-# The framework every other one is proven equivalent to (runner.equivalence).
+# The framework every other one is proven equivalent to (runner.measure.equivalence).
 REFERENCE = "torch"
 # What the user may write for --framework; aliases map to the canonical names above.
 ALIASES = {"pytorch": "torch", "tf": "tensorflow", "keras": "tensorflow"}

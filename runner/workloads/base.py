@@ -47,8 +47,8 @@ class Case:
         return f"{self.workload}[{inner}]" if inner else self.workload
 
 
-# The timing engine's warm-up for a tuned epoch loop (runner.timing.measure's `warmup`): the same loop over its first
-# WARMUP_FULL_BATCHES batches and its last one (partial where the epoch is not a multiple of the batch), so every
+# The timing engine's warm-up for a tuned epoch loop (runner.measure.timing.measure's `warmup`): the same loop over its
+# first WARMUP_FULL_BATCHES batches and its last one (partial where the epoch is not a multiple of the batch), so every
 # shape a unit meets is compiled, autotuned and allocated before the clock, without a whole seed-sized epoch
 # (60,000 MNIST images: 25 to 44 s on a 16-core CPU) spent on warming up. JAX's as-written loop (a jitted step per
 # batch, no loader process) warms up the same way on a CPU; PyTorch's and TensorFlow's as-written loops warm up on
@@ -97,7 +97,7 @@ class Workload:
     cases: Callable[[str], list[Case]]
     # framework name -> "module:function" that builds a Program; imported lazily in the child process.
     # Where the same module also has "<function>_equivalence", the workload takes part in the equivalence
-    # check (runner.equivalence): that function computes output, loss and gradients for copied weights.
+    # check (runner.measure.equivalence): that function computes output, loss and gradients for copied weights.
     implementations: dict[str, str] = field(default_factory=dict)
     # framework name -> why the workload has no implementation there (shown instead of a bare 'skipped').
     unsupported: dict[str, str] = field(default_factory=dict)
@@ -106,8 +106,8 @@ class Workload:
     variants: tuple[str, ...] = VARIANTS
     # Where the as-written loops depart from the seed's code, per framework.
     deviations: tuple[Deviation, ...] = ()
-    # The point field the cases sweep upward, and how a unit grows along it (runner.worker.SweepCeiling skips the
-    # points that would outlast the time budget).
+    # The point field the cases sweep upward, and how a unit grows along it (runner.measure.worker.SweepCeiling skips
+    # the points that would outlast the time budget).
     swept: Sweep | None = None
     # (framework, variant) -> the device kinds on which that loop compiles each point (torch.compile): there the
     # run compiles the points ahead, several at a time, into the run's compile cache, and each measurement then

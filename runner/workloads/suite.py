@@ -455,7 +455,7 @@ def spark_cases(profile: str) -> list[Case]:
     return cases
 
 
-# --- seed 003 at scale: real-time inference with Spark Structured Streaming (runner.frameworks.torch.spark_stream) ----
+# --- seed 003 at scale: real-time inference with Spark Structured Streaming (runner.engines.spark.streaming) ----
 
 # Per profile: the model, the ladder of offered rates (rows per second, doubling; the run stops at the first the
 # pipeline does not sustain), the seconds between two input files, the seconds each rate is offered for, and the
@@ -825,7 +825,7 @@ WORKLOADS = [
         "for a full action. Embedded Spark (local[*]) by default, or a cluster with --spark-master.",
         "epoch",
         spark_cases,
-        {"torch": "runner.frameworks.torch.spark:spark_inference"},
+        {"torch": "runner.frameworks.torch.predict:spark_inference"},
         requires=_SPARK_REQUIRES,
         unsupported=_SPARK_UNSUPPORTED,
         variants=("as-written",),
@@ -841,7 +841,7 @@ WORKLOADS = [
         "pipeline sustains.",
         "latency",
         stream_cases,
-        {"torch": "runner.frameworks.torch.spark_stream:spark_streaming"},
+        {"torch": "runner.frameworks.torch.predict:spark_streaming"},
         requires=_SPARK_REQUIRES,
         unsupported=_SPARK_UNSUPPORTED,
         variants=("as-written",),

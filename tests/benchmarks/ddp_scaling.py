@@ -54,8 +54,9 @@ def main() -> None:
 
     from runner.frameworks.torch import make_device
     from runner.frameworks.torch.distributed import DataParallelTransformer
-    from runner.timing import measure, summarize
-    from runner.worker import engine_options
+    from runner.measure.timing import measure
+    from runner.measure.worker import engine_options
+    from runner.results.intervals import summarize
     from runner.workloads.suite import ddp_cases
 
     device = make_device(args.device)

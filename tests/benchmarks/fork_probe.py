@@ -11,8 +11,8 @@ by round and alternating, in processes that differ in one thing at a time:
 - preload:       a fresh interpreter that first imports everything the fork server imports (the harness's modules,
                  the framework, the lazily imported ones) and freezes the heap, then runs the seed in-process;
 - fork-torch:    a process that imports only torch, then forks; the fork runs the seed;
-- fork-zygote:   runner.zygote's server as it is (its imports, preloads and frozen heap), then a fork in a session
-                 of its own runs the seed: benchsite's measuring child without benchsite's measurement.
+- fork-zygote:   runner.measure.forkserver's server as it is (its imports, preloads and frozen heap), then a fork in a
+session                  of its own runs the seed: benchsite's measuring child without benchsite's measurement.
 
 Each process reports, beside the seed's figure, what it is made of: its mappings and resident memory, how long a
 bare fork() and exit takes from it (a DataLoader forks its workers from there every epoch), its page faults and
@@ -111,7 +111,8 @@ def host(mode: str, argv: list[str]) -> None:
     elif mode in ("preload", "fork-zygote"):
         import importlib
 
-        from runner import executor, zygote
+        from runner.measure import executor
+        from runner.measure import forkserver as zygote
 
         zygote.preload_lazy([importlib.import_module(m) for m in executor._preload("torch")])
         gc.collect()

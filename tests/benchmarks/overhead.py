@@ -41,7 +41,7 @@ def build(framework: str, workload: str, index: int, device_kind: str, profile: 
     import importlib
 
     from runner.frameworks import FRAMEWORKS
-    from runner.worker import engine_options, import_builder
+    from runner.measure.worker import engine_options, import_builder
     from runner.workloads import get
 
     spec = get(workload)
@@ -78,9 +78,9 @@ def inprocess(
     the same built program in one process: what the engine itself adds, free of process-to-process noise."""
     import os
 
-    from runner.monitor import Monitor
-    from runner.timing import measure
-    from runner.worker import PROGRESS_EVERY_S
+    from runner.measure.monitor import Monitor
+    from runner.measure.timing import measure
+    from runner.measure.worker import PROGRESS_EVERY_S
 
     program, options = build(framework, workload, index, device_kind, profile)
     sync = options["sync"]

@@ -12,7 +12,7 @@ import tempfile
 from pathlib import Path
 
 from runner import api, fidelity
-from runner.schema import Measurement
+from runner.results.schema import Measurement
 
 
 class PointRunner:

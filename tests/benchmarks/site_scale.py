@@ -11,7 +11,7 @@ profile run keeps about that many), which keeps the generated gigabytes and the 
 read the same files, so the ratio is fair.
 
 Then, each in a fresh process:
-- parse: every file through `runner.storage.parse` (size limit, LibYAML safe load, schema): the least any
+- parse: every file through `runner.results.storage.parse` (size limit, LibYAML safe load, schema): the least any
   build must do; the YAML load alone is timed too;
 - build: `mkdocs build --strict` of the real site from those files (every page, CSV, chart and export).
   The build parses with one process per CPU (site_builder.load); the parse baseline is one process, so on a
@@ -41,10 +41,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from runner.fingerprint import machine_id  # noqa: E402
-from runner.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
-from runner.schema import Accelerator, Cpu  # noqa: E402
-from runner.timing import summarize  # noqa: E402
-from runner.validate import FIRST_RELEASE  # noqa: E402
+from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
+from runner.gate.validate import FIRST_RELEASE  # noqa: E402
+from runner.results.intervals import summarize  # noqa: E402
+from runner.results.schema import Accelerator, Cpu  # noqa: E402
 
 TARGET_RATIO = 3.0
 TARGET_MEMORY_GIB = 2.0
@@ -68,7 +68,7 @@ GPUS = [
 PARSE = """
 import sys, time, yaml
 from pathlib import Path
-from runner import storage
+from runner.results import storage
 paths = sorted(Path(sys.argv[1]).rglob("*.yaml"))
 start = time.perf_counter()
 for path in paths:

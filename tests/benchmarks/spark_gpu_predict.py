@@ -20,7 +20,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from runner.frameworks.torch.spark import make_predict_fn, synthetic_rows
+from runner.engines.spark.inference import synthetic_rows
+from runner.engines.spark.predict import assigned_gpu
+from runner.frameworks.torch.predict import make_predict_fn
 from runner.workloads import get
 
 
@@ -34,7 +36,10 @@ def main() -> None:
     for case in cases:
         cfg = case.config
         rows, batch = synthetic_rows(cfg["model"], min(cfg["rows"], args.rows)), cfg["batch"]
-        gpu, cpu = make_predict_fn(cfg["model"], "cuda")(), make_predict_fn(cfg["model"], "cpu")()
+        gpu, cpu = (
+            make_predict_fn(cfg["model"], "cuda", assigned_gpu)(),
+            make_predict_fn(cfg["model"], "cpu", assigned_gpu)(),
+        )
         on_gpu = np.concatenate([gpu(rows[i : i + batch]) for i in range(0, len(rows), batch)])
         on_cpu = np.concatenate([cpu(rows[i : i + batch]) for i in range(0, len(rows), batch)])
         torch.cuda.synchronize()

@@ -35,8 +35,9 @@ def main() -> None:
 
     from runner.frameworks.torch import make_device, measure_peaks
     from runner.frameworks.torch.workloads import transformer
-    from runner.timing import measure, summarize
-    from runner.worker import engine_options
+    from runner.measure.timing import measure
+    from runner.measure.worker import engine_options
+    from runner.results.intervals import summarize
     from runner.workloads.base import Case
     from runner.workloads.suite import MODELS, TRANSFORMER_LOOPS, transformer_forward_flops
 

@@ -48,7 +48,7 @@ def main() -> None:
     import dataclasses
     import importlib
 
-    from runner.worker import import_builder
+    from runner.measure.worker import import_builder
     from runner.workloads import get
 
     device = importlib.import_module(f"runner.frameworks.{args.framework}").make_device(args.device, args.device)

@@ -20,7 +20,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from runner.timing import check_engine
+from runner.measure.timing import check_engine
 
 _KINDS = {"cpu": "cpu", "gpu": "cuda", "cuda": "cuda", "rocm": "rocm", "metal": "mps"}
 

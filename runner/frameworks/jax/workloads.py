@@ -206,7 +206,7 @@ class JittedStep(Program):
         self.batches = batches
         self.log = sys.stdout  # the measuring child sends stdout to its log file
         if self.device.kind == "cpu":
-            self.warmup = self.short_epoch  # the engine's warm-up (runner.worker.engine_options)
+            self.warmup = self.short_epoch  # the engine's warm-up (runner.measure.worker.engine_options)
         starts = range(0, self.n, self.batch)
         if batches == "host":
             self.host_x, self.host_y = np.asarray(self.x), np.asarray(self.y)

@@ -21,7 +21,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from runner.timing import check_engine
+from runner.measure.timing import check_engine
 
 
 @dataclass

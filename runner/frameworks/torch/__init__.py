@@ -15,11 +15,11 @@ from typing import Any
 
 import torch
 
-from runner.timing import check_engine
+from runner.measure.timing import check_engine
 
 GIB = 1024**3
-# Imported once by the fork server (runner.zygote.preload_lazy), not in every measuring child: torch._dynamo is
-# imported by the first optimiser a loop builds, the model classes by the transformer workloads.
+# Imported once by the fork server (runner.measure.forkserver.preload_lazy), not in every measuring child: torch._dynamo
+# is imported by the first optimiser a loop builds, the model classes by the transformer workloads.
 PRELOAD = (
     "torch._dynamo",
     "transformers.models.bert.modeling_bert",
@@ -264,7 +264,8 @@ def measure_peaks(device: TorchDevice, budget_s: float = 1.0) -> list[dict[str, 
 
 
 def _time_product(device: TorchDevice, n: int, dtype: torch.dtype, budget_s: float) -> float:
-    from runner.timing import measure, summarize
+    from runner.measure.timing import measure
+    from runner.results.intervals import summarize
 
     gen = torch.Generator(device=device.device).manual_seed(0)
     a = torch.randn(n, n, dtype=dtype, device=device.device, generator=gen)

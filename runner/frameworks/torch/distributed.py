@@ -425,7 +425,8 @@ def transformer_ddp(case: Case, variant: str, device: TorchDevice) -> Program:
 
 
 def transformer_ddp_precision(case: Case, variant: str, device: TorchDevice) -> str:
-    """The precision a point will run in, known before anything is built (runner.worker.SweepCeiling's bound)."""
+    """The precision a point will run in, known before anything is built (runner.measure.worker.SweepCeiling's
+    bound)."""
     return "bf16" if bf16_autocast(variant, device.kind) else "fp32"
 
 

@@ -147,7 +147,7 @@ def _step(model: nn.Module, optimizer: torch.optim.Optimizer, loss: torch.Tensor
     optimizer.step()
 
 
-# --- equivalence: the reference every other framework is compared with (runner.equivalence) ------------------
+# --- equivalence: the reference every other framework is compared with (runner.measure.equivalence) ------------------
 
 
 def _reference(

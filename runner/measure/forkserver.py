@@ -1,8 +1,10 @@
 """A fork server per framework: the framework is imported once per run, every measuring process is a fresh fork.
 
-Each measuring child used to start as `python -m runner.worker` and import its framework (TensorFlow 6.6 s, PyTorch
+Each measuring child used to start as `python -m runner.measure.worker` and import its framework (TensorFlow 6.6 s,
+PyTorch
 1.9 s on a 2-core VM): in a quick run with three frameworks, 26 measuring children spent about 80 of the 349 s of
-measuring starting up. A zygote (`python -m runner.zygote FRAMEWORK MODULE...`) imports the framework and the
+measuring starting up. A zygote (`python -m runner.measure.forkserver FRAMEWORK MODULE...`) imports the framework and
+the
 harness's modules for it, runs nothing, and then forks one child per job. A fork has the imports and nothing else:
 no device initialised (the zygote never touches a device, so CUDA is first initialised in the child, as in a fresh
 process), no model built, no memory allocated by an earlier job. So every job still gets a process of its own, and
@@ -10,7 +12,7 @@ a crash, hang or out-of-memory kill still takes only that job.
 
 The protocol, on a Unix socket pair (the zygote's stdin): the parent sends one byte with three file descriptors
 (the child's stdin, stdout and stderr); the zygote forks, the child starts its own session, takes the three as
-0, 1 and 2 and runs `runner.worker.main()`. The zygote answers `pid N`, and `exit N CODE` when it has reaped
+0, 1 and 2 and runs `runner.measure.worker.main()`. The zygote answers `pid N`, and `exit N CODE` when it has reaped
 that child (CODE as `subprocess` gives it: negative for a signal). The zygote exits when the socket closes.
 
 Linux only: macOS's system frameworks are not safe to use after fork() and Windows has none.
@@ -52,7 +54,7 @@ def _child(fds: list[int], server: socket.socket) -> None:
         sys.stdin = os.fdopen(0, "r")
         sys.stdout = os.fdopen(1, "w", buffering=1)
         sys.stderr = os.fdopen(2, "w", buffering=1)
-        from runner import worker
+        from runner.measure import worker
 
         code = worker.main()
     except BaseException:  # the child must never fall back into the server's loop
@@ -76,7 +78,7 @@ def serve(modules: list[str]) -> None:
         os._exit(3)
     preload_lazy(loaded)
     # Every fork inherits this heap: frozen, its objects are never scanned by a child's collector, nor their pages
-    # copied on write by one (runner.worker freezes again before each build).
+    # copied on write by one (runner.measure.worker freezes again before each build).
     gc.collect()
     gc.freeze()
     server = socket.socket(fileno=0)
@@ -131,7 +133,7 @@ class Zygote:
 
         self._sock, theirs = socket.socketpair()
         self._proc = subprocess.Popen(
-            [sys.executable, "-m", "runner.zygote", *modules],
+            [sys.executable, "-m", "runner.measure.forkserver", *modules],
             stdin=theirs.fileno(),
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C is for the parent to handle
@@ -228,7 +230,7 @@ def _gone(pid: int) -> bool:
 
 
 class ForkedChild:
-    """What `runner.executor` needs of a `subprocess.Popen`, for a child forked by a zygote."""
+    """What `runner.measure.executor` needs of a `subprocess.Popen`, for a child forked by a zygote."""
 
     def __init__(self, zygote: Zygote, pid: int, stdin: IO[str], stdout: IO[str]) -> None:
         self._zygote = zygote

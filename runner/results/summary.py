@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from runner.schema import ResultFile
+from runner.results.schema import ResultFile
 
 
 def format_seconds(seconds: float) -> str:

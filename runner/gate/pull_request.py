@@ -27,7 +27,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path, PurePosixPath
 
-from runner.storage import Problem
+from runner.results.storage import Problem
 
 APPROVAL_LABEL = "maintainer-approved"
 MAINTAINERS = "the maintainers (a commit without a pull request)"

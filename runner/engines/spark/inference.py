@@ -28,19 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from runner.frameworks.spark_master import DEFAULT_MASTER, MASTER_ENV, master_kind, require_spark
-from runner.frameworks.torch import TorchDevice
+from runner.engines.spark.master import DEFAULT_MASTER, MASTER_ENV, master_kind, require_spark
+from runner.engines.spark.predict import EngineDevice, PredictFactory, assigned_gpu, input_shape
 from runner.workloads.base import Case
-
-MODEL_SEED = 0
-
-
-def input_shape(model_cfg: dict[str, Any]) -> tuple[int, ...]:
-    """One example's input: token ids for BERT, an RGB image for the vision models."""
-    if model_cfg["family"] == "bert":
-        return (model_cfg["seq_len"],)
-    side = model_cfg["image_size"]
-    return (3, side, side)
 
 
 def synthetic_rows(model_cfg: dict[str, Any], rows: int) -> np.ndarray:
@@ -53,54 +43,13 @@ def synthetic_rows(model_cfg: dict[str, Any], rows: int) -> np.ndarray:
     return rng.standard_normal((rows, size), dtype=np.float32)
 
 
-def _assigned_gpu() -> int:
-    """The GPU Spark assigned this task (its `gpu` resource), else 0 (local mode, or outside Spark)."""
-    try:
-        from pyspark import TaskContext
-    except ImportError:
-        return 0
-    context = TaskContext.get()
-    gpus = context.resources().get("gpu") if context is not None else None
-    return int(gpus.addresses[0]) if gpus is not None and gpus.addresses else 0
-
-
-def make_predict_fn(model_cfg: dict[str, Any], device_kind: str):
-    """What predict_batch_udf calls once per Python worker: build the model there and return the function that
-    predicts one batch (a NumPy array of flat inputs) as the arg-max class of each row."""
-
-    def make() -> Any:
-        import torch
-
-        from runner.frameworks.torch.workloads import build_transformer
-
-        on_gpu = device_kind in ("cuda", "rocm")
-        device = torch.device("cuda", _assigned_gpu()) if on_gpu else torch.device("cpu")
-        torch.manual_seed(MODEL_SEED)
-        model = build_transformer(model_cfg).to(device).eval()
-        shape = input_shape(model_cfg)
-
-        def predict(inputs: np.ndarray) -> np.ndarray:
-            batch = torch.from_numpy(np.ascontiguousarray(inputs)).reshape(len(inputs), *shape).to(device)
-            with torch.no_grad():
-                if model_cfg["family"] == "bert":
-                    ids = batch.long()
-                    logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
-                else:
-                    logits = model(pixel_values=batch).logits
-            return logits.argmax(dim=-1).to("cpu", torch.int32).numpy()
-
-        return predict
-
-    return make
-
-
 class SparkInference:
     """One spark-inference point: a Spark session, the DataFrame of inputs cached in partitions, and the
     predicted DataFrame; `run_unit()` materialises every prediction."""
 
     precision = "fp32"
 
-    def __init__(self, case: Case, device: TorchDevice, master: str | None = None):
+    def __init__(self, case: Case, device: EngineDevice, predict_fn: PredictFactory, master: str | None = None):
         from pyspark.ml.functions import predict_batch_udf
         from pyspark.sql.types import ArrayType, FloatType, IntegerType, StructField, StructType
 
@@ -118,7 +67,7 @@ class SparkInference:
         self.inputs = self.spark.createDataFrame(table, schema).repartition(cfg["partitions"]).cache()
         self.inputs.count()  # the inputs are built and cached before timing: a unit times inference alone
         predict = predict_batch_udf(
-            make_predict_fn(model_cfg, device.kind),
+            predict_fn(model_cfg, device.kind, assigned_gpu),
             return_type=IntegerType(),
             batch_size=cfg["batch"],
             input_tensor_shapes=[[int(np.prod(input_shape(model_cfg)))]],
@@ -213,7 +162,9 @@ def _package_zip() -> str:
     import zipfile
     from pathlib import Path
 
-    package = Path(__file__).resolve().parents[2]
+    import runner
+
+    package = Path(runner.__file__).resolve().parent
     handle, path = tempfile.mkstemp(prefix="benchsite-runner-", suffix=".zip")
     os.close(handle)
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
@@ -224,7 +175,9 @@ def _package_zip() -> str:
     return path
 
 
-def spark_inference(case: Case, variant: str, device: TorchDevice) -> SparkInference:
+def spark_inference(case: Case, variant: str, device: EngineDevice, predict_fn: PredictFactory) -> SparkInference:
+    """The spark-inference program of a point, predicting with a framework's predict function (a framework's
+    builder passes its own: runner.frameworks.torch.predict)."""
     if variant != "as-written":  # the workload has one loop: Spark's own predict_batch_udf
         raise ValueError(f"spark-inference has no {variant!r} loop")
-    return SparkInference(case, device)
+    return SparkInference(case, device, predict_fn)

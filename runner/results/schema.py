@@ -1,7 +1,7 @@
 """The benchsite result file: the one place that defines its format.
 
 A result file is the YAML written by one `benchsite run`. Every other module reads and writes it through
-these models (and `runner.storage`, which does the I/O), so the format cannot drift between the runner,
+these models (and `runner.results.storage`, which does the I/O), so the format cannot drift between the runner,
 `benchsite validate` and the site builder. The published JSON Schema (`benchsite schema`) and the docs'
 reference page are generated from the field descriptions below.
 
@@ -86,7 +86,7 @@ def _finite(value: float) -> float:
 
 
 Text = Annotated[str, Field(max_length=200), AfterValidator(_printable)]
-# A release number, MAJOR.MINOR.PATCH with an optional suffix; runner.validate compares the first three.
+# A release number, MAJOR.MINOR.PATCH with an optional suffix; runner.gate.validate compares the first three.
 VERSION_PATTERN = r"^(\d+)\.(\d+)\.(\d+)(?:[.+-][0-9A-Za-z.+-]*)?$"
 Name = Annotated[str, Field(max_length=200), AfterValidator(_plain_name)]
 LongText = Annotated[str, Field(max_length=4000), AfterValidator(_printable)]
@@ -244,7 +244,7 @@ PointValue = Annotated[int | float | Text, Field(union_mode="left_to_right")]
 class StreamRecord(Strict):
     """One streaming step (a spark-streaming point): the producer wrote `files` files of samples_per_unit rows,
     one every `interval_s` seconds; `samples_s` holds each file's end-to-end latency in production order. Every
-    derived figure here is recomputed from the raw lists by the gate (runner.streaming)."""
+    derived figure here is recomputed from the raw lists by the gate (runner.results.streaming)."""
 
     offered_rows_per_s: PositiveSeconds = Field(description="The rate the producer offered: the point's `rate`.")
     interval_s: PositiveSeconds = Field(description="Seconds between the starts of two files.")
@@ -454,7 +454,9 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6] = Field(description="Version of this format; see runner/schema.py.")
+    schema_version: Literal[1, 2, 3, 4, 5, 6] = Field(
+        description="Version of this format; see runner/results/schema.py."
+    )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
         description="The benchsite release that wrote the file (no newer than the gate that reads it)."
     )

@@ -19,7 +19,7 @@ synchronised and lost data. Here the pipeline is Spark's own, with its exactly-o
   checkpoint.
 
 A point is one offered rate; the rates climb a ladder and stop at the first that the pipeline does not sustain
-(runner.streaming says when latency counts as bounded): the points above it are recorded as skipped, with the
+(runner.results.streaming says when latency counts as bounded): the points above it are recorded as skipped, with the
 reason. Each point warms up first (one file per core, waited for, so every Python worker has built the model)
 and then produces for the step's seconds; it waits for the query to catch up before it reads the output.
 
@@ -45,10 +45,10 @@ from typing import Any
 
 import numpy as np
 
-from runner.frameworks.spark_master import DEFAULT_MASTER, MASTER_ENV, master_kind
-from runner.frameworks.torch import TorchDevice
-from runner.frameworks.torch.spark import cluster_shape, input_shape, make_predict_fn, ship_runner, start_session
-from runner.streaming import figures
+from runner.engines.spark.inference import cluster_shape, ship_runner, start_session, synthetic_rows
+from runner.engines.spark.master import DEFAULT_MASTER, MASTER_ENV, master_kind
+from runner.engines.spark.predict import EngineDevice, PredictFactory, assigned_gpu, input_shape, predict_factory
+from runner.results.streaming import figures
 from runner.workloads.base import Case, PointSkipped
 
 # Where the folders of a step go (input, staging, output, checkpoint). On a cluster the executors must see the
@@ -144,14 +144,16 @@ def stream_schema() -> Any:
     )
 
 
-def start_query(spark: Any, dirs: StreamDirs, model_cfg: dict[str, Any], device_kind: str, batch: int) -> Any:
+def start_query(
+    spark: Any, dirs: StreamDirs, model_cfg: dict[str, Any], device_kind: str, batch: int, predict_fn: PredictFactory
+) -> Any:
     """The streaming query: the input folder's files, each row's predicted class, the file sink with its
     checkpoint. Started anew on the same folders, it resumes where the checkpoint says."""
     from pyspark.ml.functions import predict_batch_udf
     from pyspark.sql.types import IntegerType
 
     predict = predict_batch_udf(
-        make_predict_fn(model_cfg, device_kind),
+        predict_fn(model_cfg, device_kind, assigned_gpu),
         return_type=IntegerType(),
         batch_size=batch,
         input_tensor_shapes=[[int(np.prod(input_shape(model_cfg)))]],
@@ -266,9 +268,9 @@ class SparkStreaming:
 
     precision = "fp32"
 
-    def __init__(self, case: Case, device: TorchDevice, master: str | None = None):
+    def __init__(self, case: Case, device: EngineDevice, predict_fn: PredictFactory, master: str | None = None):
         cfg = case.config
-        self.case, self.device, self.cfg = case, device, cfg
+        self.case, self.device, self.cfg, self.predict_fn = case, device, cfg, predict_fn
         self.rate = float(case.point["rate"])
         key = (case.point["model"], device.kind)
         stopped = _LADDER_STOPPED.get(key)
@@ -279,8 +281,6 @@ class SparkStreaming:
         self.dirs = StreamDirs(Path(tempfile.mkdtemp(prefix="benchsite-stream-", dir=os.environ.get(DIR_ENV))))
         self.query: Any = None
         model_cfg = cfg["model"]
-        from runner.frameworks.torch.spark import synthetic_rows
-
         pool = synthetic_rows(model_cfg, cfg["rows_per_file"])
         self.executors, self.cores = cluster_shape(self.spark, self.master)
         # warm-up files: one per core of the cluster (each small file is its own partition, so every Python
@@ -292,7 +292,7 @@ class SparkStreaming:
 
     def stream(self, on_file: Callable[[int, float], None] | None = None) -> dict[str, Any]:
         cfg = self.cfg
-        self.query = start_query(self.spark, self.dirs, cfg["model"], self.device.kind, cfg["batch"])
+        self.query = start_query(self.spark, self.dirs, cfg["model"], self.device.kind, cfg["batch"], self.predict_fn)
         for index in range(self.warm_files):
             self.warmup.write(index)
         _, warm = wait_for(self.dirs.output, self.warmup.ids(self.warm_files), WARMUP_TIMEOUT_S, self.query)
@@ -373,15 +373,17 @@ class SparkStreaming:
             shutil.rmtree(self.dirs.root, ignore_errors=True)
 
 
-def spark_streaming(case: Case, variant: str, device: TorchDevice) -> SparkStreaming:
+def spark_streaming(case: Case, variant: str, device: EngineDevice, predict_fn: PredictFactory) -> SparkStreaming:
+    """The spark-streaming program of a point (a rate), predicting with a framework's predict function (a
+    framework's builder passes its own: runner.frameworks.torch.predict)."""
     if variant != "as-written":  # the workload has one loop: Spark's own streaming query
         raise ValueError(f"spark-streaming has no {variant!r} loop")
-    return SparkStreaming(case, device)
+    return SparkStreaming(case, device, predict_fn)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one streaming query over a folder until stopped (Ctrl-C or a kill): what the restart test kills.
-    `python -m runner.frameworks.torch.spark_stream DIR MODEL [--master URL] [--batch N]`."""
+    `python -m runner.engines.spark.streaming DIR MODEL [--master URL] [--batch N] [--framework NAME]`."""
     import argparse
 
     from runner.workloads.suite import MODELS
@@ -391,9 +393,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("model", choices=sorted(MODELS))
     parser.add_argument("--master", default=os.environ.get(MASTER_ENV) or DEFAULT_MASTER)
     parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--framework", default="torch", help="whose predict function (runner.engines.spark.predict)")
     args = parser.parse_args(argv)
     spark = _session(args.master, "cpu", args.batch)
-    query = start_query(spark, StreamDirs(args.dir), MODELS[args.model], "cpu", args.batch)
+    predict_fn = predict_factory(args.framework)
+    query = start_query(spark, StreamDirs(args.dir), MODELS[args.model], "cpu", args.batch, predict_fn)
     print("started", flush=True)
     query.awaitTermination()
     return 0

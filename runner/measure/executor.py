@@ -18,14 +18,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-from runner import privacy, zygote
+from runner.measure import forkserver
+from runner.measure.protocol import EXIT_CASE_FAILED, WORKER_MODULE, seed_process
+from runner.results import privacy
 
 EventHandler = Callable[[dict[str, Any]], None]
 # Starting a child and importing a framework can take a while on a cold disk (CUDA libraries are GBs).
 STARTUP_ALLOWANCE_S = 120.0
 STDERR_TAIL = 2000
-# The worker's exit code after it reported a failed case itself: start a fresh child for the rest.
-EXIT_CASE_FAILED = 3
 
 
 class Interrupted(Exception):
@@ -78,7 +78,7 @@ def _describe_exit(code: int, stderr: str) -> ChildFailure:
     return ChildFailure("Crash", f"the measuring process exited with code {code}: {last}", stderr or None)
 
 
-_zygotes: dict[str, tuple[tuple[object, ...], zygote.Zygote]] = {}
+_zygotes: dict[str, tuple[tuple[object, ...], forkserver.Zygote]] = {}
 _zygotes_lock = threading.Lock()
 
 
@@ -87,21 +87,21 @@ def _preload(framework: str) -> list[str]:
     from runner.frameworks import FRAMEWORKS
     from runner.workloads import all_workloads
 
-    modules = ["runner.worker", FRAMEWORKS[framework]]
+    modules = [WORKER_MODULE, FRAMEWORKS[framework]]
     for workload in all_workloads():
         if framework in workload.implementations:
             modules.append(workload.implementations[framework].partition(":")[0])
     return list(dict.fromkeys(modules))
 
 
-def _zygote_for(framework: str | None) -> zygote.Zygote | None:
+def _zygote_for(framework: str | None) -> forkserver.Zygote | None:
     """The fork server for this framework, started on first use; None where there is none (another OS, switched
     off with BENCHSITE_FORK_SERVER=0, or the framework fails to import: a fresh process then reports why).
 
     A server serves only the environment and working directory it was started in: they are read at import
     time by some libraries (TF_ENABLE_ONEDNN_OPTS), so a change starts a new server, as a fresh process would
     see it."""
-    if framework is None or not zygote.SUPPORTED or os.environ.get("BENCHSITE_FORK_SERVER", "1") == "0":
+    if framework is None or not forkserver.SUPPORTED or os.environ.get("BENCHSITE_FORK_SERVER", "1") == "0":
         return None
     key = (tuple(sorted(os.environ.items())), os.getcwd(), sys.executable)
     with _zygotes_lock:
@@ -110,7 +110,7 @@ def _zygote_for(framework: str | None) -> zygote.Zygote | None:
             known[1].close()
             known = None
         if known is None:
-            known = (key, zygote.Zygote(_preload(framework)))
+            known = (key, forkserver.Zygote(_preload(framework)))
             _zygotes[framework] = known
     server = known[1]
     return server if server.wait_ready(STARTUP_ALLOWANCE_S) else None
@@ -128,36 +128,11 @@ def close_fork_servers() -> None:
 atexit.register(close_fork_servers)
 
 
-Child = subprocess.Popen[str] | zygote.ForkedChild
-
-# Frameworks whose as-written loops are measured as their seed's script runs: one point per freshly started
-# interpreter, never a fork of the framework's server, the heap neither collected nor frozen by the harness (see
-# `seed_process`). Measured on a lent H100 machine's 16-core CPU (tests/benchmarks/fork_probe.py): seed 000's
-# script took 207 ms per epoch as `python seed_000.py` and 294 to 398 ms in a fork of a process that had imported
-# torch. Its DataLoader's pin-memory thread (started wherever CUDA is available, also for a CPU loop) calls
-# torch.set_num_threads(1) before the main thread's first parallel operator; in a fresh interpreter that setting
-# reaches the main thread, which then trains on one thread, as the seed's own script did; in a fork it does not,
-# and 16 OpenMP threads contend with the loader's workers. A plain script's cyclic collector also scans the
-# framework's whole heap, which the fork server's frozen heap would hide.
-SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
-# The workloads whose as-written loop is a seed's single-process script. Not the engines' workloads (a Spark session
-# or a process group is the loop's own machinery, started once for a group's points) nor data-parallel training.
-SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"})
-
-
-def seed_process(job: dict[str, Any]) -> bool:
-    """Whether this job measures as-written points that must run as their seed's script runs (a fresh interpreter
-    per point, the interpreter's own garbage collection)."""
-    return (
-        job.get("kind") == "measure"
-        and job.get("variant") == "as-written"
-        and job.get("framework") in SEED_PROCESS_FRAMEWORKS
-        and job.get("workload") in SEED_PROCESS_WORKLOADS
-    )
+Child = subprocess.Popen[str] | forkserver.ForkedChild
 
 
 def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -> Child:
-    """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.worker`
+    """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.measure.worker`
     (always for a seed's loop, see `seed_process`)."""
     server = _zygote_for(job.get("framework")) if env is None and not seed_process(job) else None
     if server is not None:
@@ -166,7 +141,7 @@ def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -
         except OSError:
             pass  # the server went away: a fresh interpreter instead
     return subprocess.Popen(
-        [sys.executable, "-m", "runner.worker"],
+        [sys.executable, "-m", WORKER_MODULE],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr,
@@ -294,17 +269,6 @@ def run_cases(
                 remaining.remove(index)
                 on_event(event)
     return results
-
-
-def log_phases(entry: dict[str, Any]) -> None:
-    """Where a run's time went: one JSON line appended to the file BENCHSITE_PHASE_LOG names, for
-    tests/benchmarks/suite_time.py (a measurement's build, warm-up, steady state, profiled step and close; a
-    compile-ahead pass and each point it compiled); nothing without it."""
-    path = os.environ.get("BENCHSITE_PHASE_LOG")
-    if not path:
-        return
-    with open(path, "a") as handle:  # one short write per line: lines from concurrent processes do not interleave
-        handle.write(json.dumps(entry) + "\n")
 
 
 def run_parallel(

@@ -1,6 +1,6 @@
 """The run journal: every finished measurement on disk at once, so that no kill loses it.
 
-The result file is written once, at the end of a run (atomically, runner.storage). Until then the run appends
+The result file is written once, at the end of a run (atomically, runner.results.storage). Until then the run appends
 each finished piece (the sync self-tests, the device peaks, the equivalence checks, every measurement) to a
 journal, one JSON line each, flushed and fsync'd before the run goes on. A `kill -9`, the out-of-memory killer
 or a power cut loses at most the measurement that was running; `benchsite run --resume` reads the journal,
@@ -22,8 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from runner.schema import DevicePeak, EquivalenceCheck, Measurement, SyncSelfTest
-from runner.storage import fsync_dir
+from runner.results.schema import DevicePeak, EquivalenceCheck, Measurement, SyncSelfTest
+from runner.results.storage import fsync_dir
 
 JOURNAL_DIR = ".benchsite-journal"
 FORMAT = 1

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from datetime import timezone
 from pathlib import Path
 
-from runner import storage
-from runner.schema import ResultFile
-from runner.validate import validate
+from runner.gate.validate import validate
+from runner.results import storage
+from runner.results.schema import ResultFile
 
 
 class SubmitError(Exception):

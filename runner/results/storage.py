@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from runner.schema import READABLE_VERSIONS, SCHEMA_VERSION, ResultFile
+from runner.results.schema import READABLE_VERSIONS, SCHEMA_VERSION, ResultFile
 
 # A full standard run with raw samples is ~100-300 KiB; anything far larger is not a result file.
 MAX_FILE_BYTES = 4 * 1024 * 1024

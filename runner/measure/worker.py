@@ -1,4 +1,4 @@
-"""The measuring child process: `python -m runner.worker` reads one JSON job on stdin.
+"""The measuring child process: `python -m runner.measure.worker` reads one JSON job on stdin.
 
 It speaks JSON lines on the stdout it was started with; anything a library prints is redirected to
 stderr so it cannot corrupt the protocol. Jobs:
@@ -7,7 +7,7 @@ stderr so it cannot corrupt the protocol. Jobs:
 - selftest:  the sync self-test on one device
 - measure:   a list of cases of one workload, variant and device; one `result` line per case
 - equivalence: output, loss and gradients of (workload, case) items on the CPU, saved as .npz files for
-  runner.equivalence to compare (the reference framework makes the weights and batch the others load)
+  runner.measure.equivalence to compare (the reference framework makes the weights and batch the others load)
 - compile:   compile cases ahead of their measurement into the run's compile cache; nothing is timed
   (runner.api.compile_ahead)
 
@@ -29,10 +29,11 @@ import traceback
 from pathlib import Path
 from typing import IO, Any
 
-from runner import privacy
-from runner.executor import EXIT_CASE_FAILED, log_phases
-from runner.monitor import Monitor
-from runner.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure, summarize
+from runner.measure.monitor import Monitor
+from runner.measure.protocol import EXIT_CASE_FAILED, log_phases
+from runner.measure.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure
+from runner.results import privacy
+from runner.results.intervals import summarize
 from runner.workloads import get as get_workload
 from runner.workloads.base import PointSkipped, Sweep
 
@@ -101,9 +102,9 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
     }
     started = time.perf_counter()
     phases: dict[str, float] = {}
-    # A seed's loop (runner.executor.seed_process) runs in a fresh interpreter that imported little beyond the
-    # framework (runner.worker adds under 1% to torch's tracked objects): its collector is left alone, so that it
-    # scans what the seed script's collector scans, when the script's would. Elsewhere the fork server's objects
+    # A seed's loop (runner.measure.protocol.seed_process) runs in a fresh interpreter that imported little beyond the
+    # framework (runner.measure.worker adds under 1% to torch's tracked objects): its collector is left alone, so that
+    # it scans what the seed script's collector scans, when the script's would. Elsewhere the fork server's objects
     # and the harness's would make every full collection slower than the framework's heap alone: freeze what
     # exists before the build, so collections during the measurement, and the one that frees the program after
     # it, scan only what the program built and the loop allocates. Never unfrozen: a full collection of the whole
@@ -176,7 +177,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
 
 def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, float]) -> None:
     """Where a measurement's wall time went (build, warm-up, steady state, profiled step, close), one JSON line
-    in the phase log (runner.executor.log_phases)."""
+    in the phase log (runner.measure.protocol.log_phases)."""
     keys = ("workload", "point", "variant", "framework", "device", "wall_s")
     process = {"seed_process": bool(job.get("seed_process")), "frozen": gc.get_freeze_count(), "pid": os.getpid()}
     log_phases({**{k: base.get(k) for k in keys}, **phases, **process})
@@ -214,7 +215,7 @@ def _timed_fields(timing: Any, program: Any, job: dict[str, Any], case: Any, flo
 def _stream_fields(record: dict[str, Any]) -> dict[str, Any]:
     """A streaming point's measurement fields: each file's end-to-end latency as a sample (production order),
     their median and its interval, the rows per second achieved, and the raw record, with the figures the
-    program derived from it (runner.streaming.figures)."""
+    program derived from it (runner.results.streaming.figures)."""
     latencies = record["latencies_s"]
     stats = summarize(latencies)
     stream = record["stream"]

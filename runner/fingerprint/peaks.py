@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from runner.schema import Cpu
+from runner.results.schema import Cpu
 
 # Normalised model name fragment -> {precision: TFLOP/s}. Longest matching fragment wins.
 GPU_PEAK_TFLOPS: dict[str, dict[str, float]] = {

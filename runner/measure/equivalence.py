@@ -24,9 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner import executor
 from runner.frameworks import REFERENCE
-from runner.schema import EquivalenceCheck
+from runner.measure import executor
+from runner.results.schema import EquivalenceCheck
 from runner.workloads import Workload
 
 BATCH = 8

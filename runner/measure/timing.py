@@ -1,4 +1,4 @@
-"""The timing engine: a pure measuring function and the statistics of its raw samples.
+"""The timing engine: a pure measuring function (the statistics of its samples are runner.results.intervals).
 
 It knows nothing of frameworks: it is handed `run_unit` (one epoch or step, possibly asynchronous), `sync`
 (the framework's wait-for-the-device) and, where the device has them, a `DeviceTimer` (timestamps recorded in
@@ -14,19 +14,17 @@ the device's own queue, such as CUDA events). It synchronises only at the timer 
 
 from __future__ import annotations
 
-import functools
 import itertools
 import math
-import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from runner.results.intervals import MIN_ORDER_STAT_SAMPLES, summarize
+
 # Stop repeating once the 95% CI half-width is within this fraction of the median (pyperf-style target).
 TARGET_REL_CI = 0.02
-# Order-statistic CIs for the median need at least 6 samples for 95% coverage (0.5**5 * 2 > 0.05).
-MIN_ORDER_STAT_SAMPLES = 6
 # Samples shorter than this are dominated by timer and sync overhead; units are blocked to reach it.
 MIN_SAMPLE_S = 0.02
 # On an accelerator timed without device timestamps every sample ends in a host sync, which drains the launch
@@ -35,8 +33,6 @@ MIN_SAMPLE_S = 0.02
 ACCEL_MIN_SAMPLE_S = 0.2
 # With device timestamps the host synchronises once per round of samples of about this length.
 ROUND_S = 0.25
-# t-distribution 97.5% quantiles for the small-sample fallback, by degrees of freedom.
-_T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
 
 
 class DeviceTimer(Protocol):
@@ -49,14 +45,6 @@ class DeviceTimer(Protocol):
         """Seconds between two marks. Valid only once the host has synchronised past `end`."""
 
 
-@dataclass(frozen=True)
-class Stats:
-    median_s: float
-    iqr_s: float
-    ci95_s: tuple[float, float] | None
-    rel_ci_halfwidth: float | None
-
-
 @dataclass
 class Timing:
     warmup_s: float
@@ -67,52 +55,6 @@ class Timing:
     steady_wall_s: float = 0.0
     timer: str = "host-sync"  # how samples were bounded: 'host-sync' or 'device-events'
     syncs: int = 0  # host synchronisations during the steady state
-
-
-@functools.lru_cache(maxsize=4096)
-def order_stat_rank(n: int, confidence: float = 0.95) -> int:
-    """Largest k with P(B <= k-1) <= alpha/2 for B ~ Binomial(n, 1/2): the median's CI is [x_(k), x_(n-k+1)].
-
-    Summed in log space (no big integers) and cached per n: the engine asks after every sample, and the
-    exact big-integer sum it replaces cost O(n^2) work per sample, milliseconds by a few hundred samples."""
-    half_alpha = (1.0 - confidence) / 2
-    log_norm = math.lgamma(n + 1) - n * math.log(2.0)
-    cdf, k = 0.0, 0
-    while k + 1 <= n // 2:
-        cdf += math.exp(log_norm - math.lgamma(k + 1) - math.lgamma(n - k + 1))  # P(B <= k)
-        if cdf > half_alpha:
-            break
-        k += 1
-    return max(k, 1)
-
-
-def median_ci(sorted_samples: list[float], confidence: float = 0.95) -> tuple[float, float] | None:
-    """Distribution-free CI of the median from order statistics (no normality assumed: timings are
-    skewed). Falls back to a t-interval around the median for 2..5 samples; None for one sample."""
-    n = len(sorted_samples)
-    if n >= MIN_ORDER_STAT_SAMPLES:
-        k = order_stat_rank(n, confidence)
-        return sorted_samples[k - 1], sorted_samples[n - k]
-    if n >= 2:
-        med = statistics.median(sorted_samples)
-        half = _T975[n - 1] * statistics.stdev(sorted_samples) / math.sqrt(n)
-        return max(med - half, sorted_samples[0]), med + half
-    return None
-
-
-def summarize(samples: list[float]) -> Stats:
-    if not samples:
-        raise ValueError("no samples")
-    ordered = sorted(samples)
-    med = statistics.median(ordered)
-    if len(ordered) >= 2:
-        q = statistics.quantiles(ordered, n=4, method="inclusive")
-        iqr = q[2] - q[0]
-    else:
-        iqr = 0.0
-    ci = median_ci(ordered)
-    rel = (ci[1] - ci[0]) / 2 / med if ci is not None and med > 0 else None
-    return Stats(median_s=med, iqr_s=iqr, ci95_s=ci, rel_ci_halfwidth=rel)
 
 
 def measure(

@@ -1,6 +1,6 @@
 """`benchsite validate`: the gate a contributed result file must pass before it is published.
 
-On top of the format (runner.storage: size limit, no YAML anchors or aliases, safe loader, the strict schema,
+On top of the format (runner.results.storage: size limit, no YAML anchors or aliases, safe loader, the strict schema,
 the results/<machine-id>/ path rule) it checks what a schema cannot:
 
 - recomputed, not trusted: each measurement's workload hash must be one of its suite version's
@@ -10,7 +10,7 @@ the results/<machine-id>/ path rule) it checks what a schema cannot:
   figures that pass the check's own tolerances; machine.id must be the hash of the file's hardware;
 - plausible times: a warm-up and samples that fit in the measurement's wall time, which fits in the run;
 - synchronisation: a timing on an accelerator needs a passed sync self-test for that framework and device;
-- physics: achieved FLOP/s above the device's peak (runner.peaks) is impossible;
+- physics: achieved FLOP/s above the device's peak (runner.fingerprint.peaks) is impossible;
 - uniqueness: a run id appears in one file only, and a measurement's raw samples in one measurement only: the
   same samples again, or the same samples scaled by a constant (a replay made to look faster or slower), are
   refused;
@@ -38,12 +38,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from runner import __version__, fidelity, storage, streaming
+from runner import __version__, fidelity
 from runner.fingerprint import machine_id
-from runner.peaks import cpu_peak_tflops, gpu_peak_tflops
-from runner.schema import VERSION_PATTERN, Measurement, ResultFile
-from runner.storage import Problem
-from runner.timing import summarize
+from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
+from runner.results import storage, streaming
+from runner.results.intervals import summarize
+from runner.results.schema import VERSION_PATTERN, Measurement, ResultFile
+from runner.results.storage import Problem
 from runner.workloads import known
 
 # Characters refused in names and other short fields (machine, software, device names, sweep points, the
@@ -65,7 +66,7 @@ REPLAY_MIN_SAMPLES = 3
 # A run this much faster (by time) than the median of the machine's earlier runs of the same measurement.
 FASTER_FACTOR = 1.25
 # The equivalence tolerances a 'passed' check may state, at most: the loosest any release used (the fp32 check
-# that the committed results ran; runner.equivalence's fp64 check states 1e-10 and 1e-9).
+# that the committed results ran; runner.measure.equivalence's fp64 check states 1e-10 and 1e-9).
 LOSS_RTOL_MAX = 1e-5
 GRAD_RTOL_MAX = 1e-4
 # No result can be older than benchsite's first release, or from further ahead than a badly set clock allows.
@@ -118,8 +119,8 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                 Problem(
                     path,
                     f"machine.accelerators[{i}].model",
-                    f"{accelerator.model!r} is not in the peak table (runner/peaks.py): its timings cannot be "
-                    "checked against what the device can do; a maintainer adds its spec-sheet peaks",
+                    f"{accelerator.model!r} is not in the peak table (runner/fingerprint/peaks.py): its timings "
+                    "cannot be checked against what the device can do; a maintainer adds its spec-sheet peaks",
                     "warning",
                 )
             )

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.schema import ResultFile
+from runner.results.schema import ResultFile
 
 BOOTSTRAP = 1000
 SEED = 20261124
@@ -130,7 +130,7 @@ def rows_of(result: ResultFile) -> list[Row]:
 
 def rows_from_results(paths: Iterable[Path]) -> list[Row]:
     """Every valid file's rows under the given files or folders (a file the gate refuses is left out)."""
-    from runner.storage import iter_all
+    from runner.results.storage import iter_all
 
     rows: list[Row] = []
     for _, result, problems in iter_all(list(paths)):

@@ -1,0 +1,59 @@
+"""The protocol between the measuring parent (runner.measure.executor) and its child (runner.measure.worker).
+
+Both sides import this module and nothing of each other:
+
+- the child is `python -m runner.measure.worker` (WORKER_MODULE) or a fork of a framework's fork server
+  (runner.measure.forkserver) that runs the same `main()`;
+- it reads one JSON job on stdin and writes JSON-line events on stdout (the job kinds and events are listed in
+  runner.measure.worker's docstring);
+- it exits 0 when every case finished, EXIT_CASE_FAILED after it reported a failed case itself (the parent starts
+  a fresh child for the cases that remain), anything else when it crashed;
+- `seed_process(job)` says, for parent and child alike, whether the job's points run as their seed's script runs;
+- `log_phases` appends where a measurement's time went to the phase log, from either side.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+WORKER_MODULE = "runner.measure.worker"
+# The worker's exit code after it reported a failed case itself: start a fresh child for the rest.
+EXIT_CASE_FAILED = 3
+
+# Frameworks whose as-written loops are measured as their seed's script runs: one point per freshly started
+# interpreter, never a fork of the framework's server, the heap neither collected nor frozen by the harness (see
+# `seed_process`). Measured on a lent H100 machine's 16-core CPU (tests/benchmarks/fork_probe.py): seed 000's
+# script took 207 ms per epoch as `python seed_000.py` and 294 to 398 ms in a fork of a process that had imported
+# torch. Its DataLoader's pin-memory thread (started wherever CUDA is available, also for a CPU loop) calls
+# torch.set_num_threads(1) before the main thread's first parallel operator; in a fresh interpreter that setting
+# reaches the main thread, which then trains on one thread, as the seed's own script did; in a fork it does not,
+# and 16 OpenMP threads contend with the loader's workers. A plain script's cyclic collector also scans the
+# framework's whole heap, which the fork server's frozen heap would hide.
+SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
+# The workloads whose as-written loop is a seed's single-process script. Not the engines' workloads (a Spark session
+# or a process group is the loop's own machinery, started once for a group's points) nor data-parallel training.
+SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"})
+
+
+def seed_process(job: dict[str, Any]) -> bool:
+    """Whether this job measures as-written points that must run as their seed's script runs (a fresh interpreter
+    per point, the interpreter's own garbage collection)."""
+    return (
+        job.get("kind") == "measure"
+        and job.get("variant") == "as-written"
+        and job.get("framework") in SEED_PROCESS_FRAMEWORKS
+        and job.get("workload") in SEED_PROCESS_WORKLOADS
+    )
+
+
+def log_phases(entry: dict[str, Any]) -> None:
+    """Where a run's time went: one JSON line appended to the file BENCHSITE_PHASE_LOG names, for
+    tests/benchmarks/suite_time.py (a measurement's build, warm-up, steady state, profiled step and close; a
+    compile-ahead pass and each point it compiled); nothing without it."""
+    path = os.environ.get("BENCHSITE_PHASE_LOG")
+    if not path:
+        return
+    with open(path, "a") as handle:  # one short write per line: lines from concurrent processes do not interleave
+        handle.write(json.dumps(entry) + "\n")
