@@ -30,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -40,6 +41,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from runner import fidelity  # noqa: E402
 from runner.fingerprint import machine_id  # noqa: E402
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
 from runner.gate.validate import FIRST_RELEASE  # noqa: E402
@@ -108,12 +110,6 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
             machine["accelerators"][0].update(vendor=gpu_vendor, model=gpu_model)
         machine["id"] = machine_id(Cpu(**machine["cpu"]), [Accelerator(**a) for a in machine.get("accelerators", [])])
         when = start + timedelta(seconds=i * 5)
-        wall = sum(m.get("wall_s") or 0.0 for m in data["measurements"]) * 3.0 + 60.0
-        data["run"].update(
-            id=f"{rng.getrandbits(128):032x}",
-            started_at=when.isoformat(),
-            finished_at=(when + timedelta(seconds=wall)).isoformat(),
-        )
         for m in data["measurements"]:
             scale = factor * rng.uniform(0.95, 1.05)
             if m.get("device") != "cpu" and machine.get("accelerators"):
@@ -128,12 +124,21 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 peak = gpu_peak_tflops(m["device_name"], precision)
             if peak and m.get("achieved_tflops") and m["achieved_tflops"] / scale > 0.5 * peak:
                 scale = m["achieved_tflops"] / (0.5 * peak)
-            # every sample its own noise: generated files must not be replays of each other (the gate refuses them)
-            m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:max_samples]]
+            # every sample its own noise: generated files must not be replays of each other (the gate refuses them).
+            # A streaming step's samples are its files' latencies, which its record counts: never cut.
+            keep = None if m.get("stream") else max_samples
+            m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:keep]]
             if m.get("warmup_s") is not None:
                 m["warmup_s"] *= scale
             if m.get("wall_s") is not None:
                 m["wall_s"] *= scale * 1.02  # room for the samples' own noise (up to 1% each)
+            twin = m.get("fidelity")
+            if twin and m["samples_s"]:  # the twin's lists scale too; round 1 is the measurement's own mean
+                later = [h * scale for h in twin["harness_s"][1:]]
+                twin["harness_s"] = [fidelity.mean_per_unit(m["samples_s"]), *later]
+                twin["script_s"] = [s * scale * rng.uniform(0.98, 1.02) for s in twin["script_s"]]
+                figures = fidelity.summarise(twin["harness_s"], twin["script_s"])
+                twin.update(ratio=figures.ratio, ci95=list(figures.ci95), verdict=figures.verdict)
             if m.get("status") == "ok" and m["samples_s"]:  # the statistics and rates the gate recomputes
                 stats = summarize(m["samples_s"])
                 m.update(median_s=stats.median_s, iqr_s=stats.iqr_s, rel_ci_halfwidth=stats.rel_ci_halfwidth)
@@ -141,6 +146,13 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 m["samples_per_s"] = m["samples_per_unit"] / stats.median_s
                 if m.get("flops_per_unit"):
                     m["achieved_tflops"] = m["flops_per_unit"] / stats.median_s / 1e12
+        # the run lasts longer than its measurements' scaled wall times together (the gate checks each against it)
+        wall = sum(m.get("wall_s") or 0.0 for m in data["measurements"]) * 1.5 + 60.0
+        data["run"].update(
+            id=f"{rng.getrandbits(128):032x}",
+            started_at=when.isoformat(),
+            finished_at=(when + timedelta(seconds=wall)).isoformat(),
+        )
         path = out / machine["id"] / f"{when:%Y%m%dT%H%M%SZ}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False, width=120))
@@ -150,11 +162,21 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
     """Wall seconds, peak RSS in GiB (wait4) and stdout of a fresh process."""
     start = time.perf_counter()
     proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    assert proc.stdout is not None and proc.stderr is not None
-    stdout = proc.stdout.read()
-    stderr = proc.stderr.read()
+    # Both streams are read at once, each by a thread: a build writes more to stderr than a pipe holds, and reading
+    # stdout to its end first would wait for it forever. wait4 then reaps the process with its own peak RSS.
+    chunks: dict[str, str] = {}
+
+    def drain(name: str, stream: Any) -> None:
+        chunks[name] = stream.read()
+
+    readers = [threading.Thread(target=drain, args=(n, s)) for n, s in (("out", proc.stdout), ("err", proc.stderr))]
+    for reader in readers:
+        reader.start()
     _, status, usage = os.wait4(proc.pid, 0)
+    for reader in readers:
+        reader.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
+    stdout, stderr = chunks["out"], chunks["err"]
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"{' '.join(command)} failed ({proc.returncode}):\n{stderr[-3000:]}")
@@ -178,6 +200,10 @@ def main() -> None:
         gen_s = time.perf_counter() - t0
         megabytes = sum(p.stat().st_size for p in results.rglob("*.yaml")) / 1e6
         print(f"{size} files ({megabytes:,.0f} MB) generated in {gen_s:.0f} s", flush=True)
+        # the gate itself over every generated file (`benchsite validate`: each file's rules and the folder's
+        # history); a file it refuses would be left out of the build, or fail it under --strict
+        gate_s, _, _ = run_measured([sys.executable, "-m", "runner", "validate", str(results)])
+        print(f"{size}: every file passes the gate ({gate_s:.0f} s)", flush=True)
         _, parse_gib, out = run_measured([sys.executable, "-c", PARSE, str(results)])
         yaml_s, parse_s, bad = out.split()
         if int(bad):
