@@ -318,6 +318,16 @@ class Collector:
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements), source))
         return summary
 
+    @property
+    def columns(self) -> dict[str, list[Any]]:
+        """The rows collected so far, column by column (COLUMNS), each row's values in the order added."""
+        return self._columns
+
+    def restore(self, columns: dict[str, list[Any]], sources: list[str]) -> None:
+        """Put back rows this collector's `columns` held (site_builder.cache), with each row's file."""
+        self._columns = {name: list(columns[name]) for name in COLUMNS}
+        self._sources = [sys.intern(source) for source in sources]
+
     def merge(self, other: Collector) -> None:
         """Fold in a collector filled elsewhere (a loading process): its rows appended; per machine the newest
         fingerprint, every run, and the newest top operators and seed-script twin per measurement."""

@@ -1,11 +1,12 @@
 """Load every contributed result file: untrusted input, read safely, validated, bad files reported and left out.
 
 Files stream one at a time through runner.results.storage (size limit, LibYAML's safe loader, the schema, the path
-rule) into an aggregate.Collector, so memory holds the tidy measurement columns, never ten thousand parsed
-files. With many files the parsing, which is most of a build's time, is spread over the machine's cores:
-each process fills a collector of its own and the collectors are merged in file order. Once every file is
-read, a file whose samples replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per
-measurement are kept for it) is taken back out, as the gate refuses it.
+rule) into an aggregate.Collector each, so memory holds the tidy measurement columns, never ten thousand parsed
+files. What each file contributes comes from the build cache (site_builder.cache) when it holds that file's path
+and content hash; the other files are read, with many of them spread over the machine's cores, and every file's
+contribution is merged in file order, whichever way it came. Once every file is merged, a file whose samples
+replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per measurement are kept for it) is
+taken back out, as the gate refuses it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from runner.gate.validate import Replays, check_result, replay_digests
 from runner.results.storage import Problem, iter_all, iter_result_paths
 from site_builder.aggregate import Collector
+from site_builder.cache import BuildCache, Entry, file_sha256
 
 # Below this many files one process is quicker than starting others.
 PARALLEL_MIN_FILES = 64
@@ -49,6 +51,7 @@ class Loaded:
     accepted: list[Path] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
+    cache_hits: int = 0  # files whose contribution came from the build cache
 
     @property
     def rejected(self) -> list[str]:
@@ -88,32 +91,64 @@ class Loaded:
         self.accepted = [p for p in self.accepted if p not in replayed]
         self.collector.drop_files({str(path) for path in replayed})
 
-    def merge(self, other: Loaded) -> None:
-        self.collector.merge(other.collector)
-        self.accepted.extend(other.accepted)
-        self.problems.extend(other.problems)
-        self.fingerprints.extend(other.fingerprints)
+    def add(self, entry: Entry) -> None:
+        """Merge one file's contribution (files are added in file order)."""
+        self.collector.merge(entry.collector)
+        self.problems.extend(entry.problems)
+        if entry.fingerprint is not None:
+            path = Path(entry.path)
+            self.accepted.append(path)
+            self.fingerprints.append(Fingerprint(path, *entry.fingerprint))
 
 
-def _load_chunk(paths: list[Path]) -> Loaded:
-    return Loaded().take(paths)
+def _read_files(paths: list[tuple[Path, str]]) -> list[Entry]:
+    """Read each file on its own (one Loaded per file) and return what it contributes, keyed by its hash."""
+    entries = []
+    for path, sha in paths:
+        one = Loaded().take([path])
+        fingerprint = one.fingerprints[0] if one.accepted else None
+        entries.append(
+            Entry(
+                str(path),
+                sha,
+                one.problems,
+                one.collector,
+                (fingerprint.indices, fingerprint.digests, fingerprint.medians) if fingerprint else None,
+            )
+        )
+    return entries
 
 
-def load_results(root: Path, strict: bool = False, workers: int | None = None) -> Loaded:
+def load_results(
+    root: Path, strict: bool = False, workers: int | None = None, cache: BuildCache | None = None
+) -> Loaded:
     """Every result file under root, validated and collected; bad files are listed in problems and left out.
-    workers: processes to parse with (default: one per CPU; 1 parses in this process)."""
+    workers: processes to parse with (default: one per CPU; 1 parses in this process). cache: where what each file
+    contributes is kept between builds (site_builder.cache); it is taken from there where the file's path and
+    content hash match, and the cache is replaced by this build's files."""
     paths = iter_result_paths([root]) if root.exists() else []
     workers = workers or os.cpu_count() or 1
-    loaded = Loaded()
-    if workers > 1 and len(paths) >= PARALLEL_MIN_FILES:
-        chunks = [paths[i : i + CHUNK_FILES] for i in range(0, len(paths), CHUNK_FILES)]
+    hashes = [file_sha256(path.read_bytes()) for path in paths]
+    entries: list[Entry | None] = [cache.get(str(p), h) if cache else None for p, h in zip(paths, hashes, strict=True)]
+    missing = [(paths[i], hashes[i]) for i, entry in enumerate(entries) if entry is None]
+    read: list[Entry] = []
+    if workers > 1 and len(missing) >= PARALLEL_MIN_FILES:
+        chunks = [missing[i : i + CHUNK_FILES] for i in range(0, len(missing), CHUNK_FILES)]
         # spawn, not fork: the builder may run threads (mkdocs serve), and forking those is unsafe.
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for part in pool.map(_load_chunk, chunks):
-                loaded.merge(part)
+            for part in pool.map(_read_files, chunks):
+                read.extend(part)
     else:
-        loaded.take(paths)
+        read = _read_files(missing)
+    fresh = iter(read)
+    complete = [entry if entry is not None else next(fresh) for entry in entries]
+    loaded = Loaded()
+    for entry in complete:
+        loaded.add(entry)
+    loaded.cache_hits = len(paths) - len(missing)
+    if cache is not None:
+        cache.save(complete)
     loaded.refuse_replays()
     errors = [p for p in loaded.problems if p.severity == "error"]
     if strict and errors:  # a warning (an unknown GPU, an outlier) leaves the file published and the build going

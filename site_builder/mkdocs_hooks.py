@@ -1,7 +1,9 @@
 """MkDocs hooks: generate the leaderboard pages from results/ at build time (nothing generated is committed).
 
 `mkdocs build`, `mkdocs serve` and `benchsite site build` all go through here. BENCHSITE_RESULTS points at
-another results folder; BENCHSITE_STRICT=1 fails the build on a bad result file instead of leaving it out.
+another results folder; BENCHSITE_STRICT=1 fails the build on a bad result file instead of leaving it out;
+BENCHSITE_CACHE names the build cache's folder (site_builder.cache; default .benchsite-cache/ beside mkdocs.yml),
+`off` reads every file with no cache.
 
 on_config loads the results (the navigation depends on them: a Frameworks page exists only once a second
 framework has results, one leaderboard per measured workload); on_files renders the pages, the CSV
@@ -56,13 +58,17 @@ def _navigation(pages: list[Any]) -> list[Any]:
 
 
 def on_config(config: Any) -> Any:
+    from site_builder.cache import CACHE_ENV, BuildCache, folder_for
     from site_builder.load import load_results
     from site_builder.pages import RAW, registry
     from site_builder.site import Site
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
-    loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1")
+    cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(root))
+    loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1", cache=cache)
+    if cache is not None:
+        log.info("benchsite: %d result files from the build cache", loaded.cache_hits)
     for problem in loaded.problems:
         log.info("benchsite: left out %s", problem)
     RAW.clear()  # `mkdocs serve` rebuilds in the same process

@@ -14,6 +14,7 @@ import altair as alt
 import pandas as pd
 
 from runner.contribute import standing
+from runner.contribute.standing import Published, Row
 from site_builder import aggregate
 from site_builder.aggregate import MachineSummary
 
@@ -90,8 +91,22 @@ class Site:
         """Where one machine stands against the others in the compared slice (runner.contribute.standing)."""
         if self.suite is None or self.profile is None:
             return []
-        mine = [r for r in self.standing_rows if r.machine_id == machine_id]
-        return standing.standing_of(machine_id, self.suite, self.profile, mine, self.standing_rows)
+        return standing.standing_of(
+            machine_id, self.suite, self.profile, self._standing_by_machine.get(machine_id, []), self._published
+        )
+
+    @functools.cached_property
+    def _published(self) -> Published:
+        """The compared slice's rows indexed once for every machine page's standing."""
+        assert self.suite is not None and self.profile is not None
+        return Published(self.standing_rows, self.suite, self.profile)
+
+    @functools.cached_property
+    def _standing_by_machine(self) -> dict[str, list[Row]]:
+        by_machine: dict[str, list[Row]] = {}
+        for row in self.standing_rows:
+            by_machine.setdefault(row.machine_id, []).append(row)
+        return by_machine
 
     @functools.cached_property
     def _by_machine(self) -> dict[str, pd.DataFrame]:

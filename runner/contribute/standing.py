@@ -17,6 +17,7 @@ reads the site: `benchsite run` prints this at its end and `benchsite compare FI
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -51,6 +52,10 @@ class Row:
     def device_class(self) -> str:
         return device_class(self.device)
 
+    @functools.cached_property
+    def median(self) -> float:
+        return float(np.median(self.samples_s))
+
 
 def device_class(device: str) -> str:
     return "CPU" if device == "cpu" else "accelerator"
@@ -58,13 +63,14 @@ def device_class(device: str) -> str:
 
 @dataclass(frozen=True)
 class Versus:
-    """This file's time over another machine's device's, over the measurements the two share."""
+    """This file's time over another machine's device's, over the measurements the two share. The bootstrap
+    interval (lo, hi) is drawn for the fastest device only, the one a standing names; None for the others."""
 
     machine_id: str
     device_name: str
     ratio: float
-    lo: float
-    hi: float
+    lo: float | None
+    hi: float | None
     shared: int
 
 
@@ -88,13 +94,14 @@ class Standing:
         what = f"your {self.device_class} ({self.device_name}): {_ordinal(self.rank)} of {self.of} {self.device_class}s"
         what += f" on the {self.variant} loops"
         best = self.fastest
-        if best is not None:
+        if best is not None and best.lo is not None and best.hi is not None:
             return (
                 f"{what}; {best.ratio:.2f}x ({best.lo:.2f} .. {best.hi:.2f}) the time of the fastest "
                 f"({best.device_name} in machine {best.machine_id}, {best.shared} shared measurement(s))."
             )
-        nearest = min(self.versus, key=lambda v: 1 / v.ratio, default=None)
-        if nearest is None:
+        # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
+        nearest = self.versus[0] if self.versus else None
+        if nearest is None or nearest.lo is None or nearest.hi is None:
             return f"{what}."
         return (
             f"{what}; the next, {nearest.device_name} in machine {nearest.machine_id}, takes "
@@ -186,16 +193,34 @@ def _median_draws(samples: tuple[float, ...], rng: np.random.Generator) -> np.nd
     return np.median(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))], axis=1)
 
 
-def _versus(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float, float]:
-    """The geometric mean over the pairs of (my median / their median), with its bootstrap 95% interval."""
-    pairs = list(zip(mine, theirs, strict=True))
-    logs = np.array([np.log(np.median(m.samples_s) / np.median(t.samples_s)) for m, t in pairs])
+def _point(mine: list[Row], theirs: list[Row]) -> float:
+    """The geometric mean over the pairs of (my median / their median)."""
+    logs = np.array([np.log(m.median / t.median) for m, t in zip(mine, theirs, strict=True)])
+    return float(np.exp(logs.mean()))
+
+
+def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float]:
+    """The bootstrap 95% interval of `_point`: every pair's medians resampled from its raw samples."""
     draws = np.zeros(BOOTSTRAP)
-    for m, t in pairs:
+    for m, t in zip(mine, theirs, strict=True):
         draws += np.log(_median_draws(m.samples_s, rng) / _median_draws(t.samples_s, rng))
     draws /= len(mine)
     lo, hi = np.percentile(draws, [2.5, 97.5])
-    return float(np.exp(logs.mean())), float(np.exp(lo)), float(np.exp(hi))
+    return float(np.exp(lo)), float(np.exp(hi))
+
+
+class Published:
+    """The published rows of one suite version and profile, indexed once for any number of standings (the site
+    asks for one per machine page): each machine's newest measurement per device, workload hash and framework,
+    grouped by (machine, device, device name, loop)."""
+
+    def __init__(self, rows: Iterable[Row], suite: int, profile: str):
+        self.suite, self.profile = suite, profile
+        newest = _newest(r for r in rows if r.suite == suite and r.profile == profile)
+        groups: dict[tuple[str, str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
+        for (machine_id, device, digest, framework), r in newest.items():
+            groups[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
+        self.groups = sorted(groups.items())
 
 
 def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
@@ -205,31 +230,43 @@ def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
 
 
 def standing_of(
-    machine_id: str, suite: int, profile: str, mine_rows: Iterable[Row], published: Iterable[Row]
+    machine_id: str,
+    suite: int,
+    profile: str,
+    mine_rows: Iterable[Row],
+    published: Iterable[Row] | Published,
 ) -> list[Standing]:
-    """`standing` for one machine's rows (the site's machine pages pass the rows of its frame)."""
-    others = _newest(r for r in published if r.machine_id != machine_id and r.suite == suite and r.profile == profile)
+    """`standing` for one machine's rows (the site's machine pages pass the rows of its frame, and one
+    `Published` index for all of them). Every other device is ranked by its point estimate; the bootstrap interval
+    is drawn for the fastest alone, with the same seed it would have had were every interval drawn."""
+    index = published if isinstance(published, Published) else Published(published, suite, profile)
+    if (index.suite, index.profile) != (suite, profile):
+        raise ValueError(f"published rows of suite {index.suite} {index.profile}, not {suite} {profile}")
     by_device: dict[tuple[str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
     for r in mine_rows:
         by_device[(r.device, r.variant, r.device_name)][(r.workload_hash, r.framework)] = r
-    theirs: dict[tuple[str, str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
-    for (machine_id, device, digest, framework), r in others.items():
-        theirs[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
     out = []
     for (device, variant, device_name), mine in sorted(by_device.items()):
-        versus: list[Versus] = []
-        for (machine_id, their_device, their_name, their_variant), rows in sorted(theirs.items()):
-            if their_variant != variant or device_class(their_device) != device_class(device):
+        mine_keys = set(mine)
+        # (seed index, point estimate, machine, device name, shared keys, their rows), in the order of the index
+        found: list[tuple[int, float, str, str, list[tuple[str, str]], dict[tuple[str, str], Row]]] = []
+        for (their_machine, their_device, their_name, their_variant), rows in index.groups:
+            if their_machine == machine_id or their_variant != variant:
                 continue
-            shared = sorted(set(mine) & set(rows))
+            if device_class(their_device) != device_class(device):
+                continue
+            shared = sorted(mine_keys.intersection(rows))
             if not shared:
                 continue
-            rng = np.random.default_rng([SEED, len(versus)])
-            ratio, lo, hi = _versus([mine[k] for k in shared], [rows[k] for k in shared], rng)
-            versus.append(Versus(machine_id, their_name, ratio, lo, hi, len(shared)))
-        if not versus:
+            ratio = _point([mine[k] for k in shared], [rows[k] for k in shared])
+            found.append((len(found), ratio, their_machine, their_name, shared, rows))
+        if not found:
             continue
-        versus.sort(key=lambda v: -v.ratio)
+        found.sort(key=lambda f: -f[1])  # stable: ties keep the index's order
+        versus = [Versus(m, name, ratio, None, None, len(shared)) for _, ratio, m, name, shared, _ in found]
+        seed, _, _, _, shared, rows = found[0]
+        lo, hi = _interval([mine[k] for k in shared], [rows[k] for k in shared], np.random.default_rng([SEED, seed]))
+        versus[0] = Versus(versus[0].machine_id, versus[0].device_name, versus[0].ratio, lo, hi, versus[0].shared)
         rank = 1 + sum(v.ratio > 1 for v in versus)
         out.append(Standing(device_class(device), variant, device_name, rank, len(versus) + 1, versus))
     return out

@@ -1,0 +1,266 @@
+"""The build cache: each result file's parsed and validated rows, kept between builds, keyed by the file's content.
+
+A build reads every file under results/ to hash it (SHA-256 of its bytes), and parses, validates and collects only
+the files the cache does not hold under that path and hash; everything else comes from the cache. A file removed
+from results/ is simply not asked for; a changed file has another hash and is read again.
+
+What a file contributes is what site_builder.load collects from it alone (`Loaded` of one file): the gate's
+problems, the measurement rows, the machine summary of that run and the sample digests of the replay check. The
+rows are kept columnar (Apache Arrow, one Parquet table for every file, a column naming each row's file), the
+rest as one JSON document per file beside them. Files are then merged in file order exactly as a cold build merges
+them, so a build from the cache writes the same pages byte for byte (tests/test_build_cache.py).
+
+Never served stale or corrupt:
+- the cache lives under a key of the code that decides what a file contributes (the result format, the gate, the
+  workload registry, the fidelity rules, the peak tables and the collector, hashed from their source) and the
+  format of the cache itself: other code finds no entries and rebuilds;
+- its manifest holds the SHA-256 of each table; a table whose bytes differ from it, or that cannot be read, is
+  dropped whole and every file is read again (a warning in the build log says so);
+- it is written to a temporary folder and renamed into place, so a build killed while writing leaves the old
+  cache or none.
+
+Where: BENCHSITE_CACHE names the folder, else `.benchsite-cache/` beside mkdocs.yml (never committed). The
+publishing workflow restores and saves it between runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from runner.results.schema import Machine, Software, SyncSelfTest
+from runner.results.storage import Problem
+from site_builder.aggregate import COLUMNS, Collector, MachineSummary
+
+log = logging.getLogger("mkdocs.plugins.benchsite")
+
+CACHE_ENV = "BENCHSITE_CACHE"
+DEFAULT_FOLDER = ".benchsite-cache"
+FORMAT = 1
+ROWS, FILES, MANIFEST = "rows.parquet", "files.parquet", "manifest.json"
+# The code whose change changes what a file contributes: the cache is kept per hash of its source.
+_ROOT = Path(__file__).resolve().parents[1]
+KEYED_SOURCES = (
+    "runner/__init__.py",
+    "runner/results",
+    "runner/gate",
+    "runner/workloads",
+    "runner/fidelity/__init__.py",
+    "runner/fidelity/past_scripts.json",
+    "runner/fingerprint/peaks.py",
+    "site_builder/aggregate.py",
+    "site_builder/load.py",
+    "site_builder/cache.py",
+)
+
+
+def code_key() -> str:
+    """A hash of every source file in KEYED_SOURCES and of the cache's FORMAT."""
+    digest = hashlib.sha256(f"format {FORMAT}\n".encode())
+    for name in KEYED_SOURCES:
+        path = _ROOT / name
+        files = sorted(p for p in path.rglob("*") if p.suffix in (".py", ".json")) if path.is_dir() else [path]
+        for file in files:
+            digest.update(file.relative_to(_ROOT).as_posix().encode() + b"\0" + file.read_bytes() + b"\0")
+    return digest.hexdigest()[:20]
+
+
+def folder_for(site_root: Path) -> Path:
+    return Path(os.environ.get(CACHE_ENV) or site_root / DEFAULT_FOLDER)
+
+
+def file_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass
+class Entry:
+    """One file's contribution, as site_builder.load collects it from that file alone."""
+
+    path: str
+    sha256: str
+    problems: list[Problem]
+    collector: Collector
+    fingerprint: tuple[list[int], bytes, list[float]] | None  # None: the file was not accepted
+
+
+# --- one file's machine summary as JSON, and back ---------------------------------------------------------------
+
+
+def _summary_json(s: MachineSummary) -> dict[str, Any]:
+    return {
+        "machine": s.machine.model_dump(mode="json"),
+        "software": s.software.model_dump(mode="json"),
+        "sync_selftests": [t.model_dump(mode="json") for t in s.sync_selftests],
+        "started_at": s.started_at.isoformat(),
+        "runs": [[when.isoformat(), *rest] for when, *rest in s.runs],
+        "top_ops": [
+            [list(key), when.isoformat(), {**row, "ops": [list(op) for op in row["ops"]]}]
+            for key, (when, row) in s.top_ops.items()
+        ],
+        "equivalence": [[list(key), when.isoformat(), *rest] for key, (when, *rest) in s.equivalence.items()],
+        "fidelity": [[list(key), when.isoformat(), row] for key, (when, row) in s.fidelity.items()],
+    }
+
+
+def _summary_from(d: dict[str, Any]) -> MachineSummary:
+    when = datetime.fromisoformat
+    summary = MachineSummary(
+        Machine.model_validate(d["machine"]),
+        Software.model_validate(d["software"]),
+        [SyncSelfTest.model_validate(t) for t in d["sync_selftests"]],
+        when(d["started_at"]),
+    )
+    summary.runs = [(when(at), profile, command, count, source) for at, profile, command, count, source in d["runs"]]
+    summary.top_ops = {
+        tuple(key): (when(at), {**row, "ops": [tuple(op) for op in row["ops"]]}) for key, at, row in d["top_ops"]
+    }
+    summary.equivalence = {tuple(key): (when(at), status, diff) for key, at, status, diff in d["equivalence"]}
+    summary.fidelity = {tuple(key): (when(at), row) for key, at, row in d["fidelity"]}
+    return summary
+
+
+def _meta_json(entry: Entry) -> str:
+    c = entry.collector
+    return json.dumps(
+        {
+            "problems": [[p.path, p.field, p.message, p.severity] for p in entry.problems],
+            "files": c.files,
+            "machines": {machine_id: _summary_json(s) for machine_id, s in c.machines.items()},
+        },
+        separators=(",", ":"),
+    )
+
+
+# --- the tables --------------------------------------------------------------------------------------------------
+
+
+def _rows_table(entries: list[Entry]) -> pa.Table:
+    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+    owner: list[int] = []
+    for index, entry in enumerate(entries):
+        rows = entry.collector.columns
+        for name in COLUMNS:
+            values = rows[name]
+            columns[name].extend(v.tolist() if isinstance(v, np.ndarray) else v for v in values)
+        owner.extend([index] * len(rows[COLUMNS[0]]))
+    arrays = {name: pa.array(values, from_pandas=False) for name, values in columns.items()}
+    arrays["_file"] = pa.array(owner, type=pa.int64())
+    return pa.table(arrays)
+
+
+def _files_table(entries: list[Entry]) -> pa.Table:
+    fingerprints = [e.fingerprint for e in entries]
+    return pa.table(
+        {
+            "path": [e.path for e in entries],
+            "sha256": [e.sha256 for e in entries],
+            "meta": [_meta_json(e) for e in entries],
+            "accepted": [f is not None for f in fingerprints],
+            "fp_indices": [f[0] if f else [] for f in fingerprints],
+            "fp_digests": pa.array([f[1] if f else b"" for f in fingerprints], type=pa.binary()),
+            "fp_medians": pa.array([f[2] if f else [] for f in fingerprints], type=pa.list_(pa.float64())),
+        }
+    )
+
+
+def _sha_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class BuildCache:
+    """The cache folder of one code key: `get` what it holds for a (path, hash), `save` a build's entries."""
+
+    def __init__(self, folder: Path):
+        self.root = folder
+        self.folder = folder / code_key()
+        self._held: dict[tuple[str, str], int] = {}
+        self._files: pa.Table | None = None
+        self._rows: pa.Table | None = None
+        self._starts: np.ndarray | None = None
+        self.dropped: str | None = None  # why what was there could not be used, if it could not
+        self._open()
+
+    def _open(self) -> None:
+        manifest = self.folder / MANIFEST
+        if not manifest.exists():
+            return
+        try:
+            expected = json.loads(manifest.read_text())
+            for name in (ROWS, FILES):
+                if _sha_of(self.folder / name) != expected[name]:
+                    raise ValueError(f"{name} does not match its checksum")
+            files, rows = pq.read_table(self.folder / FILES), pq.read_table(self.folder / ROWS)
+            if rows.column_names != [*COLUMNS, "_file"] or len(rows) != expected["rows"]:
+                raise ValueError("the rows table is not the one its manifest describes")
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+            self.dropped = f"build cache in {self.folder} not used ({exc}): every result file is read again"
+            log.warning("benchsite: %s", self.dropped)
+            return
+        self._files, self._rows = files, rows
+        owners = rows.column("_file").to_numpy()
+        if len(owners) and np.any(np.diff(owners) < 0):
+            self.dropped = f"build cache in {self.folder} not used (its rows are out of order)"
+            self._files = self._rows = None
+            return
+        self._starts = np.searchsorted(owners, np.arange(len(files) + 1))
+        paths, hashes = files.column("path").to_pylist(), files.column("sha256").to_pylist()
+        self._held = {(path, sha): i for i, (path, sha) in enumerate(zip(paths, hashes, strict=True))}
+
+    def __len__(self) -> int:
+        return len(self._held)
+
+    def get(self, path: str, sha256: str) -> Entry | None:
+        index = self._held.get((path, sha256))
+        if index is None or self._files is None or self._rows is None or self._starts is None:
+            return None
+        files = self._files.slice(index, 1).to_pylist()[0]
+        meta = json.loads(files["meta"])
+        collector = Collector()
+        collector.files = meta["files"]
+        collector.machines = {machine_id: _summary_from(s) for machine_id, s in meta["machines"].items()}
+        start, stop = int(self._starts[index]), int(self._starts[index + 1])
+        rows = self._rows.slice(start, stop - start)
+        columns = {name: rows.column(name).to_pylist() for name in COLUMNS}
+        columns["samples"] = [np.asarray(v, dtype=float) for v in columns["samples"]]
+        collector.restore(columns, [path] * (stop - start))
+        fingerprint = (files["fp_indices"], files["fp_digests"], files["fp_medians"]) if files["accepted"] else None
+        problems = [Problem(*p) for p in meta["problems"]]
+        return Entry(path, sha256, problems, collector, fingerprint)
+
+    def save(self, entries: list[Entry]) -> None:
+        """Replace the cache with these entries (a build's every file), atomically; other code keys' caches go."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.root))
+        try:
+            rows, files = _rows_table(entries), _files_table(entries)
+            pq.write_table(rows, staging / ROWS)
+            pq.write_table(files, staging / FILES)
+            manifest = {name: _sha_of(staging / name) for name in (ROWS, FILES)}
+            (staging / MANIFEST).write_text(json.dumps({**manifest, "rows": len(rows), "files": len(files)}))
+            old = self.root / f".old-{os.getpid()}"
+            if self.folder.exists():
+                self.folder.rename(old)
+            staging.rename(self.folder)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        for other in self.root.iterdir():  # caches of other code, and leftovers of killed builds
+            if other != self.folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)

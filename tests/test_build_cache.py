@@ -1,0 +1,131 @@
+"""The build cache (site_builder.cache): a build from it writes the same site as a cold build, byte for byte, after
+files were added, removed and changed; a corrupt cache is detected and rebuilt, never served."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from site_builder.cache import BuildCache
+from site_builder.load import load_results
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+
+
+def _corpus(into: Path, count: int) -> list[Path]:
+    """`count` committed result files, from as many machines as there are, copied under `into`."""
+    by_machine = sorted((sorted(d.glob("*.yaml")) for d in RESULTS.iterdir() if d.is_dir()), key=len, reverse=True)
+    picked: list[Path] = []
+    while len(picked) < count and any(by_machine):
+        for files in by_machine:
+            if files and len(picked) < count:
+                picked.append(files.pop())
+    copies = []
+    for path in picked:
+        target = into / path.parent.name / path.name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, target)
+        copies.append(target)
+    return copies
+
+
+def _same(a, b) -> None:
+    pd.testing.assert_frame_equal(a.collector.frame(), b.collector.frame(), check_exact=True)
+    assert sorted(a.collector.machines) == sorted(b.collector.machines)
+    for machine_id, summary in a.collector.machines.items():
+        assert summary == b.collector.machines[machine_id]
+    assert [str(p) for p in a.problems] == [str(p) for p in b.problems]
+    assert a.accepted == b.accepted
+
+
+def test_what_the_cache_gives_back_is_what_reading_the_files_gives(tmp_path):
+    results = tmp_path / "results"
+    _corpus(results, 4)
+    cold = load_results(results, workers=1)
+    first = load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    assert first.cache_hits == 0
+    warm = load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    assert warm.cache_hits == 4
+    _same(cold, first)
+    _same(cold, warm)
+
+
+def test_a_changed_or_corrupt_cache_is_rebuilt_never_served(tmp_path):
+    results = tmp_path / "results"
+    files = _corpus(results, 3)
+    load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    # stale: a file changed after it was cached is read again
+    files[0].write_text(files[0].read_text().replace("command: benchsite run", "command: benchsite  run", 1))
+    stale = load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    assert stale.cache_hits == 2
+    _same(load_results(results, workers=1), stale)
+    # corrupt: one byte of the rows table changed on disk
+    cache = BuildCache(tmp_path / "cache")
+    table = cache.folder / "rows.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    reopened = BuildCache(tmp_path / "cache")
+    assert reopened.dropped is not None and "checksum" in reopened.dropped
+    rebuilt = load_results(results, workers=1, cache=reopened)
+    assert rebuilt.cache_hits == 0
+    _same(load_results(results, workers=1), rebuilt)
+    assert BuildCache(tmp_path / "cache").dropped is None  # written afresh
+    # an unreadable manifest: the same
+    (BuildCache(tmp_path / "cache").folder / "manifest.json").write_text("{not json")
+    assert BuildCache(tmp_path / "cache").dropped is not None
+
+
+def _build(results: Path, site: Path, cache: str) -> None:
+    env = {
+        **os.environ,
+        "BENCHSITE_RESULTS": str(results),
+        "BENCHSITE_STRICT": "1",
+        "BENCHSITE_CACHE": cache,
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def _differences(a: Path, b: Path) -> list[str]:
+    names_a = {p.relative_to(a).as_posix() for p in a.rglob("*") if p.is_file()}
+    names_b = {p.relative_to(b).as_posix() for p in b.rglob("*") if p.is_file()}
+    out = sorted(names_a ^ names_b)
+    for name in sorted(names_a & names_b):
+        if not filecmp.cmp(a / name, b / name, shallow=False):
+            out.append(name)
+    return out
+
+
+@pytest.mark.slow
+def test_a_build_from_the_cache_is_byte_identical_to_a_cold_build(tmp_path):
+    results, cache = tmp_path / "results", tmp_path / "cache"
+    files = _corpus(results, 5)
+    _build(results, tmp_path / "first", str(cache))  # fills the cache
+    # one file removed, one changed, one added back under another machine's folder name: then build both ways
+    removed, changed = files[0], files[1]
+    spare = tmp_path / "spare.yaml"
+    shutil.move(removed, spare)
+    changed.write_text(changed.read_text().replace("command: benchsite run", "command: benchsite  run", 1))
+    added = _corpus(tmp_path / "more", 6)[-1]
+    target = results / added.parent.name / added.name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not target.exists():
+        shutil.copy(added, target)
+    _build(results, tmp_path / "incremental", str(cache))
+    _build(results, tmp_path / "cold", "off")
+    assert _differences(tmp_path / "cold", tmp_path / "incremental") == []
