@@ -20,7 +20,8 @@ Never served stale or corrupt:
   cache or none.
 
 Where: BENCHSITE_CACHE names the folder, else `.benchsite-cache/` beside mkdocs.yml (never committed). The
-publishing workflow restores and saves it between runs.
+publishing workflow restores and saves it between runs. Its `derived/` folder keeps what the build computes from
+many files (site_builder.memo).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import pyarrow.parquet as pq
 
 from runner.results.schema import Machine, Software, SyncSelfTest
 from runner.results.storage import Problem
+from site_builder import memo
 from site_builder.aggregate import COLUMNS, Collector, MachineSummary
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
@@ -262,5 +264,5 @@ class BuildCache:
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         for other in self.root.iterdir():  # caches of other code, and leftovers of killed builds
-            if other != self.folder and other.is_dir():
+            if other != self.folder and other.name != memo.FOLDER and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)

@@ -3,17 +3,20 @@
 `mkdocs build`, `mkdocs serve` and `benchsite site build` all go through here. BENCHSITE_RESULTS points at
 another results folder; BENCHSITE_STRICT=1 fails the build on a bad result file instead of leaving it out;
 BENCHSITE_CACHE names the build cache's folder (site_builder.cache; default .benchsite-cache/ beside mkdocs.yml),
-`off` reads every file with no cache.
+`off` reads every file with no cache and computes every derived figure.
 
 on_config loads the results (the navigation depends on them: a Frameworks page exists only once a second
 framework has results, one leaderboard per measured workload); on_files renders the pages, the CSV
-downloads, the PNG and SVG export of every chart, the JSON Schema and the site's own copy of Vega.
+downloads, the PNG and SVG export of every chart, the JSON Schema and the site's own copy of Vega. While a
+build runs, the intervals and exports it computed before come from site_builder.memo (inside the build cache),
+saved again on_post_build.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -58,14 +61,18 @@ def _navigation(pages: list[Any]) -> list[Any]:
 
 
 def on_config(config: Any) -> Any:
+    from site_builder import uncertainty
     from site_builder.cache import CACHE_ENV, BuildCache, folder_for
     from site_builder.load import load_results
+    from site_builder.memo import Memo
     from site_builder.pages import RAW, registry
     from site_builder.site import Site
 
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
     cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(root))
+    memo = None if cache is None else Memo(cache.root)
+    uncertainty.MEMO = memo
     loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1", cache=cache)
     if cache is not None:
         log.info("benchsite: %d result files from the build cache", loaded.cache_hits)
@@ -74,7 +81,7 @@ def on_config(config: Any) -> Any:
     RAW.clear()  # `mkdocs serve` rebuilds in the same process
     site = Site.from_collector(loaded.collector, loaded.rejected)
     pages = registry(site)
-    _state.update(site=site, pages=pages)
+    _state.update(site=site, pages=pages, memo=memo)
     config["nav"] = _navigation(pages)
     return config
 
@@ -82,6 +89,7 @@ def on_config(config: Any) -> Any:
 def on_files(files: Files, config: Any) -> Files:
     import vl_convert
 
+    from site_builder.memo import TEXT_KINDS, spec_key
     from site_builder.pages import csv_files
     from site_builder.reference import schema_json
 
@@ -90,14 +98,50 @@ def on_files(files: Files, config: Any) -> Files:
         files.append(File.generated(config, page.path, content=page.render(site)))
     for path, csv in csv_files(site).items():
         files.append(File.generated(config, path, content=csv))
+    memo = _state["memo"]
+
+    makers: dict[str, Callable[[Any], str | bytes]] = {
+        "svg": vl_convert.vegalite_to_svg,
+        "png": lambda spec: vl_convert.vegalite_to_png(spec, scale=2),
+        # vl-convert's type stub marks the optional snippet as required; the default bundle sets window.vegaEmbed.
+        "bundle": lambda _: vl_convert.javascript_bundle(),  # type: ignore[call-arg]
+    }
+
+    def kept(kind: str, spec: Any) -> Any:
+        """An export: the one an earlier build made of this very spec (site_builder.memo), else made now."""
+        if memo is None:
+            return makers[kind](spec)
+        key = spec_key(kind, spec)
+        found = memo.blob(kind, key)
+        if found is not None:
+            return found.decode() if kind in TEXT_KINDS else found
+        value = makers[kind](spec)
+        memo.put_blob(kind, key, value.encode() if isinstance(value, str) else value)
+        return value
+
     for name, spec in site.exports.items():
-        files.append(File.generated(config, f"charts/{name}.svg", content=vl_convert.vegalite_to_svg(spec)))
-        files.append(File.generated(config, f"charts/{name}.png", content=vl_convert.vegalite_to_png(spec, scale=2)))
+        files.append(File.generated(config, f"charts/{name}.svg", content=kept("svg", spec)))
+        files.append(File.generated(config, f"charts/{name}.png", content=kept("png", spec)))
     files.append(File.generated(config, "schema.json", content=schema_json()))
-    # vl-convert's type stub marks the optional snippet as required; the default bundle sets window.vegaEmbed.
-    bundle = vl_convert.javascript_bundle()  # type: ignore[call-arg]
+    bundle = kept("bundle", None)
     files.append(File.generated(config, "assets/vega-bundle.js", content=bundle))
     return files
+
+
+def on_post_build(config: Any) -> None:
+    from site_builder import uncertainty
+
+    memo = _state.get("memo")
+    uncertainty.MEMO = None
+    if memo is not None:
+        memo.save()
+        log.info("benchsite: derived figures %d kept, %d computed", memo.hits, memo.misses)
+
+
+def on_build_error(error: Exception) -> None:
+    from site_builder import uncertainty
+
+    uncertainty.MEMO = None  # nothing saved from a failed build
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:

@@ -22,14 +22,21 @@ interpolation between neighbouring points, as for the point estimate), and the i
 of those crossings. When some replicates do not cross inside the measured range, the interval is open on that
 side: the site says "below the smallest measured" or "beyond the largest measured", never a number it did not
 measure.
+
+The site build keeps ratio intervals between builds (site_builder.memo), keyed by interval_key: what the interval
+is computed from. While a build sets MEMO, ratio_intervals looks each row up there and computes only the rest;
+each row's interval depends on its own samples alone, so the figures are the same either way.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
+import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -168,6 +175,44 @@ def median_replicates_many(
     return out
 
 
+class IntervalMemo(Protocol):
+    """Where ratio_intervals finds intervals computed before (site_builder.memo.Memo)."""
+
+    def get_intervals(self, keys: Sequence[bytes]) -> list[tuple[float, float] | None]: ...
+
+    def put_intervals(self, keys: Sequence[bytes], lo: np.ndarray, hi: np.ndarray) -> None: ...
+
+
+MEMO: IntervalMemo | None = None  # set by a site build for its duration (site_builder.mkdocs_hooks)
+
+
+def _runs_of(samples: Sequence[float] | np.ndarray) -> list[np.ndarray]:
+    """The runs the bootstrap resamples (median_replicates): several for RunSamples of more than one run."""
+    if isinstance(samples, RunSamples):
+        return samples.runs()
+    return [np.asarray(samples, dtype=float)]
+
+
+def interval_key(
+    numerator: Sequence[float] | np.ndarray,
+    denominator: Sequence[float] | np.ndarray,
+    resamples: int,
+    seed: int,
+    confidence: float,
+) -> bytes:
+    """What a ratio interval is computed from, hashed: each side's runs (count, then each run's length and
+    float64 values), the resamples, the seed and the confidence."""
+    digest = hashlib.blake2b(struct.pack("<qqd", resamples, seed, confidence), digest_size=16)
+    for side in (numerator, denominator):
+        runs = _runs_of(side)
+        digest.update(struct.pack("<q", len(runs)))
+        for run in runs:
+            values = np.ascontiguousarray(run, dtype="<f8")
+            digest.update(struct.pack("<q", values.size))
+            digest.update(values.tobytes())
+    return digest.digest()
+
+
 def ratio_intervals(
     numerators: Sequence[np.ndarray],
     denominators: Sequence[np.ndarray],
@@ -177,7 +222,27 @@ def ratio_intervals(
     seed: int = SEED,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The 95% interval (lo, hi arrays) of each row's ratio of medians, vectorised; row i equals
-    ratio_of_medians(numerators[i], denominators[i])'s interval."""
+    ratio_of_medians(numerators[i], denominators[i])'s interval. Rows MEMO holds are not computed again."""
+    memo = MEMO
+    if memo is None or not len(numerators):
+        return _ratio_intervals(numerators, denominators, confidence, resamples, seed)
+    keys = [interval_key(n, d, resamples, seed, confidence) for n, d in zip(numerators, denominators, strict=True)]
+    found = memo.get_intervals(keys)
+    lo = np.array([f[0] if f is not None else np.nan for f in found])
+    hi = np.array([f[1] if f is not None else np.nan for f in found])
+    missing = [i for i, f in enumerate(found) if f is None]
+    if missing:
+        new_lo, new_hi = _ratio_intervals(
+            [numerators[i] for i in missing], [denominators[i] for i in missing], confidence, resamples, seed
+        )
+        lo[missing], hi[missing] = new_lo, new_hi
+        memo.put_intervals([keys[i] for i in missing], new_lo, new_hi)
+    return lo, hi
+
+
+def _ratio_intervals(
+    numerators: Sequence[np.ndarray], denominators: Sequence[np.ndarray], confidence: float, resamples: int, seed: int
+) -> tuple[np.ndarray, np.ndarray]:
     if not len(numerators):
         return np.empty(0), np.empty(0)
     ratios = median_replicates_many(numerators, resamples, seed, 0) / median_replicates_many(

@@ -1,20 +1,26 @@
-"""The build cache (site_builder.cache): a build from it writes the same site as a cold build, byte for byte, after
-files were added, removed and changed; a corrupt cache is detected and rebuilt, never served."""
+"""The build caches (site_builder.cache, site_builder.memo): a build from them writes the same site as a cold build,
+byte for byte, after files were added, removed and changed; a corrupt or stale cache is detected and rebuilt, never
+served."""
 
 from __future__ import annotations
 
 import filecmp
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
+from site_builder import memo as memo_module
+from site_builder import uncertainty
 from site_builder.cache import BuildCache
 from site_builder.load import load_results
+from site_builder.memo import Memo
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results"
@@ -84,7 +90,8 @@ def test_a_changed_or_corrupt_cache_is_rebuilt_never_served(tmp_path):
     assert BuildCache(tmp_path / "cache").dropped is not None
 
 
-def _build(results: Path, site: Path, cache: str) -> None:
+def _build(results: Path, site: Path, cache: str) -> str:
+    """Build the site; returns the build's log (MkDocs' INFO lines, where the hooks say what the caches gave)."""
     env = {
         **os.environ,
         "BENCHSITE_RESULTS": str(results),
@@ -92,13 +99,15 @@ def _build(results: Path, site: Path, cache: str) -> None:
         "BENCHSITE_CACHE": cache,
         "NO_MKDOCS_2_WARNING": "1",
     }
-    subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
         cwd=ROOT,
         env=env,
         check=True,
         capture_output=True,
+        text=True,
     )
+    return done.stdout + done.stderr
 
 
 def _differences(a: Path, b: Path) -> list[str]:
@@ -126,6 +135,70 @@ def test_a_build_from_the_cache_is_byte_identical_to_a_cold_build(tmp_path):
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         shutil.copy(added, target)
-    _build(results, tmp_path / "incremental", str(cache))
+    log = _build(results, tmp_path / "incremental", str(cache))
     _build(results, tmp_path / "cold", "off")
     assert _differences(tmp_path / "cold", tmp_path / "incremental") == []
+    # the incremental build took files, intervals and exports from the caches, and computed the rest
+    kept = re.search(r"derived figures (\d+) kept, (\d+) computed", log)
+    assert kept is not None and int(kept.group(1)) > 0 and int(kept.group(2)) > 0, log[-2000:]
+    assert re.search(r"[1-9]\d* result files from the build cache", log)
+
+
+def _samples(rng: np.random.Generator, count: int) -> list[np.ndarray]:
+    return [rng.lognormal(0, 0.1, size=int(rng.integers(1, 12))) for _ in range(count)]
+
+
+def test_intervals_kept_between_builds_are_the_ones_computing_gives(tmp_path, monkeypatch):
+    rng = np.random.default_rng(3)
+    nums = [*_samples(rng, 40), uncertainty.RunSamples([[1.0, 1.1, 1.2], [1.3, 1.25]])]
+    dens = [*_samples(rng, 40), np.array([0.5, 0.55])]
+    plain = uncertainty.ratio_intervals(nums, dens)
+    memo = Memo(tmp_path)
+    monkeypatch.setattr(uncertainty, "MEMO", memo)
+    half = uncertainty.ratio_intervals(nums[::2], dens[::2])  # half the rows computed, then kept
+    both = uncertainty.ratio_intervals(nums, dens)  # those from the memo, the rest computed
+    assert (memo.hits, memo.misses) == (21, 21 + 20)
+    np.testing.assert_array_equal(half[0], plain[0][::2])
+    np.testing.assert_array_equal(both[0], plain[0])
+    np.testing.assert_array_equal(both[1], plain[1])
+    memo.save()
+    again = Memo(tmp_path)
+    monkeypatch.setattr(uncertainty, "MEMO", again)
+    np.testing.assert_array_equal(uncertainty.ratio_intervals(nums, dens)[1], plain[1])
+    assert (again.hits, again.misses) == (41, 0)
+    # the key is what the interval is computed from: the runs of a side count, not only its values
+    joined = uncertainty.RunSamples([[1.0, 1.1, 1.2, 1.3, 1.25]])
+    assert uncertainty.interval_key(nums[-1], dens[-1], 1000, 1, 0.95) != uncertainty.interval_key(
+        joined, dens[-1], 1000, 1, 0.95
+    )
+
+
+def test_a_corrupt_or_stale_derived_figure_is_computed_again_never_served(tmp_path, monkeypatch):
+    rng = np.random.default_rng(4)
+    nums, dens = _samples(rng, 10), _samples(rng, 10)
+    plain = uncertainty.ratio_intervals(nums, dens)
+    memo = Memo(tmp_path)
+    monkeypatch.setattr(uncertainty, "MEMO", memo)
+    uncertainty.ratio_intervals(nums, dens)
+    memo.put_blob("svg", b"k", b"<svg/>")
+    assert memo.blob("svg", b"k") == b"<svg/>"
+    memo.save()
+    # corrupt: a byte of the table flipped on disk; the table is dropped whole and every figure computed again
+    table = memo.folder / "derived.parquet"
+    data = bytearray(table.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    table.write_bytes(bytes(data))
+    corrupt = Memo(tmp_path)
+    assert corrupt.dropped is not None and "checksum" in corrupt.dropped
+    monkeypatch.setattr(uncertainty, "MEMO", corrupt)
+    np.testing.assert_array_equal(uncertainty.ratio_intervals(nums, dens)[0], plain[0])
+    assert (corrupt.hits, corrupt.misses) == (0, 10) and corrupt.blob("svg", b"k") is None
+    # stale: values kept by other code (another code key) are never read
+    corrupt.save()
+    monkeypatch.setattr(memo_module, "code_key", lambda: "other-code")
+    stale = Memo(tmp_path)
+    assert (
+        stale.dropped is None
+        and stale.get_intervals([uncertainty.interval_key(nums[0], dens[0], 1000, 1, 0.95)])[0] is None
+    )
+    assert stale.hits == 0 and stale.misses == 1

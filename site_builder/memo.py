@@ -1,0 +1,163 @@
+"""Figures a build derives, kept between builds, keyed by a hash of their inputs: bootstrap intervals and chart
+exports.
+
+site_builder.cache keeps what each result file contributes. What the build then computes from many files changes
+only where its inputs change, and two kinds of it cost most of a build from the file cache:
+- a speedup's (or any ratio of medians') 95% bootstrap interval, keyed by both sides' raw samples (and their runs),
+  the resamples, the seed and the confidence (site_builder.uncertainty.interval_key);
+- a chart's PNG and SVG export and the site's copy of Vega, keyed by the chart's whole Vega-Lite spec (its data
+  inline) and the export's kind.
+A value found under its key is exactly what computing it gives (float64 and bytes round-trip unchanged), so a build
+that finds them writes the same pages as one that computes them (tests/test_build_cache.py).
+
+Never served stale or corrupt, as the file cache:
+- the table lives under a key of the code that computes the values (site_builder/uncertainty.py's source, the
+  vl-convert version) and this module's FORMAT: other code finds nothing and computes again;
+- its manifest holds the table's SHA-256; a table that differs from it or cannot be read is dropped whole (a
+  warning in the build log says so);
+- it is written to a temporary folder and renamed into place.
+A build saves only the values it used, so the table holds one build's worth and does not grow with history.
+
+Where: `derived/` inside the build cache's folder (BENCHSITE_CACHE, default `.benchsite-cache/`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+log = logging.getLogger("mkdocs.plugins.benchsite")
+
+FORMAT = 1
+FOLDER = "derived"  # beside the file cache's code-key folders (site_builder.cache leaves it alone)
+TABLE, MANIFEST = "derived.parquet", "manifest.json"
+_ROOT = Path(__file__).resolve().parents[1]
+INTERVAL = "interval"
+TEXT_KINDS = ("svg", "bundle")  # blobs kept as UTF-8 text; a PNG is bytes
+
+
+def code_key() -> str:
+    """A hash of the code that computes the kept values: the interval arithmetic, the exporter, FORMAT."""
+    digest = hashlib.sha256(f"format {FORMAT}\nvl-convert {metadata.version('vl-convert-python')}\n".encode())
+    digest.update((_ROOT / "site_builder" / "uncertainty.py").read_bytes())
+    return digest.hexdigest()[:20]
+
+
+def _sha_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class Memo:
+    """One build's view of the kept values: `intervals`/`blob` look up (and mark as used), `put_*` add what the
+    build computed, `save` writes what this build used."""
+
+    def __init__(self, cache_root: Path):
+        self.root = cache_root / FOLDER
+        self.folder = self.root / code_key()
+        self.dropped: str | None = None
+        self.hits = 0
+        self.misses = 0
+        self._intervals: dict[bytes, tuple[float, float]] = {}
+        self._blobs: dict[tuple[str, bytes], bytes] = {}
+        self._used_intervals: dict[bytes, tuple[float, float]] = {}
+        self._used_blobs: dict[tuple[str, bytes], bytes] = {}
+        self._open()
+
+    def _open(self) -> None:
+        manifest = self.folder / MANIFEST
+        if not manifest.exists():
+            return
+        try:
+            expected = json.loads(manifest.read_text())
+            if _sha_of(self.folder / TABLE) != expected[TABLE]:
+                raise ValueError(f"{TABLE} does not match its checksum")
+            table = pq.read_table(self.folder / TABLE)
+            if table.column_names != ["kind", "key", "lo", "hi", "blob"] or len(table) != expected["entries"]:
+                raise ValueError("the table is not the one its manifest describes")
+        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+            self.dropped = f"derived-figure cache in {self.folder} not used ({exc}): every figure is computed again"
+            log.warning("benchsite: %s", self.dropped)
+            return
+        kinds, keys = table.column("kind").to_pylist(), table.column("key").to_pylist()
+        lo, hi, blobs = table.column("lo").to_pylist(), table.column("hi").to_pylist(), table.column("blob").to_pylist()
+        for kind, key, a, b, blob in zip(kinds, keys, lo, hi, blobs, strict=True):
+            if kind == INTERVAL:
+                self._intervals[key] = (a, b)
+            else:
+                self._blobs[(kind, key)] = blob
+
+    # --- intervals (site_builder.uncertainty.IntervalMemo) ---
+
+    def get_intervals(self, keys: Sequence[bytes]) -> list[tuple[float, float] | None]:
+        found = [self._intervals.get(key) for key in keys]
+        for key, value in zip(keys, found, strict=True):
+            if value is not None:
+                self._used_intervals[key] = value
+        hits = sum(value is not None for value in found)
+        self.hits += hits
+        self.misses += len(keys) - hits
+        return found
+
+    def put_intervals(self, keys: Sequence[bytes], lo: np.ndarray, hi: np.ndarray) -> None:
+        for key, a, b in zip(keys, lo.tolist(), hi.tolist(), strict=True):
+            self._intervals[key] = self._used_intervals[key] = (a, b)
+
+    # --- blobs: chart exports and the Vega bundle ---
+
+    def blob(self, kind: str, key: bytes) -> bytes | None:
+        value = self._blobs.get((kind, key))
+        if value is None:
+            self.misses += 1
+            return None
+        self.hits += 1
+        self._used_blobs[(kind, key)] = value
+        return value
+
+    def put_blob(self, kind: str, key: bytes, value: bytes) -> None:
+        self._blobs[(kind, key)] = self._used_blobs[(kind, key)] = value
+
+    def save(self) -> None:
+        """Write the values this build used, atomically; other code keys' tables go."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        intervals = list(self._used_intervals.items())
+        blobs = list(self._used_blobs.items())
+        table = pa.table(
+            {
+                "kind": pa.array([INTERVAL] * len(intervals) + [kind for (kind, _), _ in blobs], type=pa.string()),
+                "key": pa.array([k for k, _ in intervals] + [key for (_, key), _ in blobs], type=pa.binary()),
+                "lo": pa.array([v[0] for _, v in intervals] + [None] * len(blobs), type=pa.float64()),
+                "hi": pa.array([v[1] for _, v in intervals] + [None] * len(blobs), type=pa.float64()),
+                "blob": pa.array([None] * len(intervals) + [v for _, v in blobs], type=pa.binary()),
+            }
+        )
+        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.root))
+        try:
+            pq.write_table(table, staging / TABLE)
+            manifest = {TABLE: _sha_of(staging / TABLE), "entries": len(table)}
+            (staging / MANIFEST).write_text(json.dumps(manifest))
+            old = self.root / f".old-{os.getpid()}"
+            if self.folder.exists():
+                self.folder.rename(old)
+            staging.rename(self.folder)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        for other in self.root.iterdir():
+            if other != self.folder and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+
+
+def spec_key(kind: str, spec: object) -> bytes:
+    """The key of a chart's export: its kind and its whole spec, data included."""
+    return hashlib.sha256(kind.encode() + b"\0" + json.dumps(spec, sort_keys=True).encode()).digest()
