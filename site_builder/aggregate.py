@@ -14,7 +14,7 @@ import re
 import statistics
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -329,13 +329,21 @@ class Collector:
         self._sources = [sys.intern(source) for source in sources]
 
     def merge(self, other: Collector) -> None:
-        """Fold in a collector filled elsewhere (a loading process): its rows appended; per machine the newest
-        fingerprint, every run, and the newest top operators and seed-script twin per measurement."""
+        """Fold in a collector filled elsewhere (a loading process, or a file's entry in the build cache): its rows
+        appended; per machine the newest fingerprint, every run, and the newest top operators and seed-script twin
+        per measurement. `other` is left as it was: the build cache saves it after the merge."""
         self.files += other.files
         for name, values in other._columns.items():
             self._columns[name].extend(values)
         self._sources.extend(other._sources)
-        for machine_id, theirs in other.machines.items():
+        for machine_id, given in other.machines.items():
+            theirs = replace(
+                given,
+                runs=list(given.runs),
+                top_ops=dict(given.top_ops),
+                equivalence=dict(given.equivalence),
+                fidelity=dict(given.fidelity),
+            )
             ours = self.machines.get(machine_id)
             if ours is None:
                 self.machines[machine_id] = theirs
