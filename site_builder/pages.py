@@ -9,6 +9,8 @@ summarise across machines, and long leaderboards show the fastest entries with t
 from __future__ import annotations
 
 import functools
+import math
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -17,7 +19,7 @@ import pandas as pd
 
 from site_builder import advisor, aggregate, charts, opendata, seeds
 from site_builder.aggregate import MachineSummary
-from site_builder.render import RAW, render
+from site_builder.render import RAW, page_url, render
 from site_builder.site import Site
 
 __all__ = ["RAW", "Page", "csv_files", "registry"]
@@ -207,7 +209,19 @@ def frameworks_page(site: Site) -> str:
     return render("frameworks.md.j2", **view)
 
 
-def machines_index(site: Site) -> str:
+MACHINES_PER_PAGE = 500  # the machines index's rows per page (BENCHSITE_MACHINES_PER_PAGE overrides, for tests)
+
+
+def machines_per_page() -> int:
+    return max(1, int(os.environ.get("BENCHSITE_MACHINES_PER_PAGE", MACHINES_PER_PAGE)))
+
+
+def machine_index_path(number: int) -> str:
+    """The machines index's page `number` (1 is machines.md, in the navigation)."""
+    return "machines.md" if number == 1 else f"machines/page-{number}.md"
+
+
+def _machine_rows(site: Site) -> list[dict[str, Any]]:
     everything = pd.concat([site.frame, site.apart]) if not site.apart.empty else site.frame
     counts = everything.groupby("machine_id", observed=True).size() if not everything.empty else pd.Series()
     rows = []
@@ -227,7 +241,51 @@ def machines_index(site: Site) -> str:
                 "date": f"{s.started_at:%Y-%m-%d}",
             }
         )
-    return render("machines.md.j2", site=site.view(), machines=rows)
+    return rows
+
+
+def machines_index_pages(site: Site) -> list[Page]:
+    """The machines index, newest first, machines_per_page() machines a page: the rows are made once for all."""
+    per_page = machines_per_page()
+    count = max(1, math.ceil(len(site.machines) / per_page))
+    made: list[list[dict[str, Any]]] = []
+
+    def rows() -> list[dict[str, Any]]:
+        if not made:
+            made.append(_machine_rows(site))
+        return made[0]
+
+    def page(number: int) -> Callable[[Site], str]:
+        def render_page(site: Site) -> str:
+            prefix = "" if number == 1 else "../"  # page 1 is at the top, the others under machines/
+
+            def href(n: int) -> str:
+                return prefix + page_url(machine_index_path(n))
+
+            pager = {
+                "number": number,
+                "count": count,
+                "pages": [{"number": n, "href": href(n), "here": n == number} for n in range(1, count + 1)],
+                "newer": href(number - 1) if number > 1 else None,
+                "older": href(number + 1) if number < count else None,
+            }
+            chunk = rows()[(number - 1) * per_page : number * per_page]
+            return render(
+                "machines.md.j2",
+                site=site.view(),
+                machines=chunk,
+                prefix=prefix,
+                pager=pager,
+                first=(number - 1) * per_page + 1,
+                total=len(site.machines),
+            )
+
+        return render_page
+
+    return [
+        Page(machine_index_path(n), "Machines" if n == 1 else f"Machines, page {n}", page(n), in_nav=n == 1)
+        for n in range(1, count + 1)
+    ]
 
 
 def machine_page(machine_id: str) -> Callable[[Site], str]:
@@ -433,7 +491,7 @@ def registry(site: Site) -> list[Page]:
     if len(site.frameworks) > 1:
         pages.append(Page("frameworks.md", "Frameworks", frameworks_page))
     pages += [Page(f"leaderboards/{w}.md", w, leaderboard(w), section="Leaderboards") for w in site.workloads]
-    pages.append(Page("machines.md", "Machines", machines_index))
+    pages += machines_index_pages(site)
     pages += [Page(f"machines/{m}.md", f"Machine {m}", machine_page(m), in_nav=False) for m in sorted(site.machines)]
     pages.append(Page("other-runs.md", "Other profiles and suites", other_runs))
     pages.append(Page("data.md", "Open data", data_page))

@@ -208,3 +208,23 @@ def test_frameworks_page_shows_the_equivalence_check(tmp_path):
     machine = html.unescape((tmp_path / "site" / "machines" / f"{ids['a']}.html").read_text())
     assert "Equivalence with PyTorch: JAX 1 of 1 points passed" in machine
     assert "Equivalence with PyTorch" not in (tmp_path / "site" / "machines" / f"{ids['c']}.html").read_text()
+
+
+def test_the_machines_index_is_paginated(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    for label in ("one", "two", "three"):
+        save_under(results, make_result([make_measurement(device="cpu")], label=label))
+    monkeypatch.setenv("BENCHSITE_MACHINES_PER_PAGE", "2")
+    done = build_site(results, tmp_path / "site")
+    assert done.returncode == 0, done.stderr
+    first = (tmp_path / "site" / "machines.html").read_text()
+    second = (tmp_path / "site" / "machines" / "page-2.html").read_text()
+    assert not (tmp_path / "site" / "machines" / "page-3.html").exists()
+    listed = [re.findall(r'href="(?:\.\./)?machines/([0-9a-f]{16})\.html"', page) for page in (first, second)]
+    assert [len(ids) for ids in listed] == [2, 1]
+    assert len(set(listed[0]) | set(listed[1])) == 3  # every machine once, across the pages
+    # each page links to the other, and its machines, from where it is
+    assert 'href="machines/page-2.html"' in first and 'href="../machines.html"' in second
+    for machine_id in listed[1]:
+        assert (tmp_path / "site" / "machines" / f"{machine_id}.html").exists()
+    assert "machines 3 to 3 of 3" in visible(second)
