@@ -593,12 +593,11 @@ def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tupl
     if not table.empty:
         for values, group in table.groupby(keys, sort=True, dropna=False, observed=True):
             values = values if isinstance(values, tuple) else (values,)
-            reps = uncertainty.lognormal_replicates(
+            interval = uncertainty.median_of_intervals(
                 group[estimate].to_numpy(float),
                 group[f"{estimate}_lo"].to_numpy(float),
                 group[f"{estimate}_hi"].to_numpy(float),
             )
-            interval = uncertainty.median_over(group[estimate].tolist(), list(reps))
             row = dict(zip(keys, values, strict=True))
             row.update(
                 {

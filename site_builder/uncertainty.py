@@ -313,6 +313,38 @@ def median_over(
     )
 
 
+def median_of_intervals(
+    estimates: Sequence[float] | np.ndarray,
+    lo: Sequence[float] | np.ndarray,
+    hi: Sequence[float] | np.ndarray,
+    *,
+    confidence: float = CONFIDENCE,
+    seed: int = SEED,
+) -> Interval:
+    """median_over machines whose figures are known by estimate and 95% interval (lognormal_replicates), as the
+    site's summaries take them. Kept in MEMO under a hash of the three columns, the seed and the confidence."""
+    memo = MEMO
+    key = b""
+    if memo is not None:
+        digest = hashlib.blake2b(
+            struct.pack("<qqd", RESAMPLES, seed, confidence), digest_size=16, person=b"median-over"
+        )
+        for column in (estimates, lo, hi):
+            digest.update(np.ascontiguousarray(column, dtype="<f8").tobytes())
+        key = digest.digest()
+        found = memo.get_intervals([key])[0]
+        if found is not None:  # an open side is kept as NaN (a computed side is never NaN: see median_over)
+            a, b = found
+            return Interval(float(np.median(estimates)), None if math.isnan(a) else a, None if math.isnan(b) else b)
+    reps = lognormal_replicates(np.asarray(estimates, dtype=float), np.asarray(lo), np.asarray(hi), seed=seed)
+    interval = median_over(list(np.asarray(estimates, dtype=float)), list(reps), confidence=confidence, seed=seed)
+    if memo is not None:
+        open_lo = np.nan if interval.lo is None else interval.lo
+        open_hi = np.nan if interval.hi is None else interval.hi
+        memo.put_intervals([key], np.array([open_lo]), np.array([open_hi]))
+    return interval
+
+
 def verdict(speedup: Interval) -> str:
     """Which side wins, only where the interval says so."""
     if speedup.lo is not None and speedup.lo > 1.0:

@@ -167,6 +167,15 @@ def test_intervals_kept_between_builds_are_the_ones_computing_gives(tmp_path, mo
     monkeypatch.setattr(uncertainty, "MEMO", again)
     np.testing.assert_array_equal(uncertainty.ratio_intervals(nums, dens)[1], plain[1])
     assert (again.hits, again.misses) == (41, 0)
+    # a median over machines known by their intervals: the same from the memo, open sides included
+    est, lo, hi = np.array([1.5, 2.0, 2.5]), np.array([1.2, 1.8, 2.1]), np.array([1.9, 2.3, 2.8])
+    for columns in ((est, lo, hi), (np.array([np.nan]), np.array([np.nan]), np.array([np.nan]))):
+        monkeypatch.setattr(uncertainty, "MEMO", None)
+        computed = uncertainty.median_of_intervals(*columns)
+        monkeypatch.setattr(uncertainty, "MEMO", again)
+        first, kept = uncertainty.median_of_intervals(*columns), uncertainty.median_of_intervals(*columns)
+        assert repr(first) == repr(kept) == repr(computed)
+    assert (again.hits, again.misses) == (41 + 2, 2)
     # the key is what the interval is computed from: the runs of a side count, not only its values
     joined = uncertainty.RunSamples([[1.0, 1.1, 1.2, 1.3, 1.25]])
     assert uncertainty.interval_key(nums[-1], dens[-1], 1000, 1, 0.95) != uncertainty.interval_key(
