@@ -14,12 +14,14 @@ saved again on_post_build.
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
@@ -128,14 +130,22 @@ def on_files(files: Files, config: Any) -> Files:
     return files
 
 
+@event_priority(-50)  # after the search plugin writes its index (0), before the offline plugin inlines it (-100)
 def on_post_build(config: Any) -> None:
     from site_builder import uncertainty
+    from site_builder.pages import machine_search_entry
 
     memo = _state.get("memo")
     uncertainty.MEMO = None
     if memo is not None:
         memo.save()
         log.info("benchsite: derived figures %d kept, %d computed", memo.hits, memo.misses)
+    index = Path(config["site_dir"]) / "search" / "search_index.json"
+    if index.exists():  # machine pages are left out of the theme's indexing: one short entry each instead
+        site = _state["site"]
+        data = json.loads(index.read_text(encoding="utf-8"))
+        data["docs"] += [machine_search_entry(mid, s) for mid, s in sorted(site.machines.items())]
+        index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
 
 
 def on_build_error(error: Exception) -> None:

@@ -9,6 +9,7 @@ summarise across machines, and long leaderboards show the fastest entries with t
 from __future__ import annotations
 
 import functools
+import html
 import math
 import os
 from collections.abc import Callable
@@ -286,6 +287,47 @@ def machines_index_pages(site: Site) -> list[Page]:
         Page(machine_index_path(n), "Machines" if n == 1 else f"Machines, page {n}", page(n), in_nav=n == 1)
         for n in range(1, count + 1)
     ]
+
+
+def machine_search_entry(machine_id: str, s: MachineSummary) -> dict[str, Any]:
+    """A machine page's one entry in the site's search index: what a person searches a machine by (its id, CPU,
+    accelerators, memory, system), as escaped HTML text. The page itself is left out of the theme's indexing
+    (search: exclude), which parses every page's whole HTML: one short entry a machine keeps both the build and the
+    index small when there are thousands."""
+    m = s.machine
+    cpu = m.cpu
+    gpus = [
+        " ".join(
+            str(x)
+            for x in (
+                g.vendor,
+                g.model,
+                f"x{g.count}" if g.count > 1 else "",
+                f"{g.memory_gib:,.1f} GiB" if g.memory_gib is not None else "",
+                g.driver,
+                g.cuda_version,
+                g.rocm_version,
+                g.compute_capability,
+                g.gfx_target,
+                g.source,
+            )
+            if x
+        )
+        for g in m.accelerators
+    ]
+    parts = [
+        f"{cpu.model} with {m.accelerators[0].model}" if m.accelerators else f"{cpu.model}, no accelerator",
+        f"CPU {cpu.model}, {cpu.vendor} / {cpu.arch}, {cpu.logical_cpus} threads, memory {m.memory_gib:,.1f} GiB",
+        f"{m.os.system} {m.os.release} {m.os.distro or ''}".strip(),
+        f"system type {m.system_type}",
+        *(f"accelerator {g}" for g in gpus),
+    ]
+    return {
+        "location": f"machines/{machine_id}.html",
+        "title": f"Machine {machine_id}",
+        "text": " ".join(f"<p>{html.escape(part, quote=True)}</p>" for part in parts),
+        "boost": 4,
+    }
 
 
 def machine_page(machine_id: str) -> Callable[[Site], str]:

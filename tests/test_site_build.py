@@ -65,6 +65,13 @@ def test_hostile_strings_show_as_text_everywhere(hostile_site):
     assert all(hostile in html.unescape(machine) for hostile in HOSTILE)
     index = json.loads((site / "search" / "search_index.json").read_text())
     assert all("<script>" not in doc["text"] and "<img" not in doc["text"] for doc in index["docs"])
+    # a machine is indexed once, by one short entry: its hardware, escaped (the page's sections are not indexed)
+    machine_id = hostile_result().machine.id
+    entries = [doc for doc in index["docs"] if doc["location"].startswith(f"machines/{machine_id}")]
+    assert [doc["location"] for doc in entries] == [f"machines/{machine_id}.html"]
+    assert "cell" in entries[0]["text"] and "&lt;b&gt;x&lt;/b&gt;" in entries[0]["text"]
+    script = (site / "search" / "search_index.js").read_text()
+    assert script.startswith("var __index = ") and json.loads(script.removeprefix("var __index = ")) == index
 
 
 def test_bad_files_are_reported_and_left_out_and_strict_fails(hostile_site, tmp_path):
