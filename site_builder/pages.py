@@ -338,8 +338,8 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
         for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
             by_framework.setdefault(framework, []).append(status)
         rows = site.machine_rows(machine_id)
-        apart = aggregate.plain(site.apart[site.apart["machine_id"] == machine_id]) if not site.apart.empty else None
-        crossings = site.crossings[site.crossings["machine_id"] == machine_id]
+        apart = site.machine_apart(machine_id)
+        crossings = site.machine_crossings(machine_id)
         entries = sorted(
             (row for _, row in s.top_ops.values()), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"])
         )

@@ -116,6 +116,28 @@ class Site:
         """One machine's measurements with their speedups; the rows are split by machine once, not per page."""
         return self._by_machine.get(machine_id, self.rows.iloc[:0])
 
+    @functools.cached_property
+    def _apart_by_machine(self) -> dict[str, pd.DataFrame]:
+        if self.apart.empty:
+            return {}
+        apart = aggregate.plain(self.apart)
+        return {str(key): group for key, group in apart.groupby("machine_id", sort=False, observed=True)}
+
+    def machine_apart(self, machine_id: str) -> pd.DataFrame | None:
+        """One machine's measurements of other profiles and suites (None when the site has none at all): split by
+        machine once; a scan of every row per machine page made the build grow with the square of the machines."""
+        if self.apart.empty:
+            return None
+        return self._apart_by_machine.get(machine_id, aggregate.plain(self.apart.iloc[:0]))
+
+    @functools.cached_property
+    def _crossings_by_machine(self) -> dict[str, pd.DataFrame]:
+        return {str(key): group for key, group in self.crossings.groupby("machine_id", sort=False, observed=True)}
+
+    def machine_crossings(self, machine_id: str) -> pd.DataFrame:
+        """One machine's break-evens, split by machine once (as machine_rows)."""
+        return self._crossings_by_machine.get(machine_id, self.crossings.iloc[:0])
+
     def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> ChartView:
         """Record a chart for export (PNG and SVG) and return its placeholder's view."""
         with alt.data_transformers.disable_max_rows():  # chart data is bounded by design (see charts.py)
