@@ -9,7 +9,6 @@ summarise across machines, and long leaderboards show the fastest entries with t
 from __future__ import annotations
 
 import functools
-import html
 import math
 import os
 from collections.abc import Callable
@@ -291,9 +290,9 @@ def machines_index_pages(site: Site) -> list[Page]:
 
 def machine_search_entry(machine_id: str, s: MachineSummary) -> dict[str, Any]:
     """A machine page's one entry in the site's search index: what a person searches a machine by (its id, CPU,
-    accelerators, memory, system), as escaped HTML text. The page itself is left out of the theme's indexing
-    (search: exclude), which parses every page's whole HTML: one short entry a machine keeps both the build and the
-    index small when there are thousands."""
+    accelerators, memory, system), as HTML text escaped as every template escapes it. The page itself is left out
+    of the theme's indexing (search: exclude), which parses every page's whole HTML: one short entry a machine
+    keeps both the build and the index small when there are thousands."""
     m = s.machine
     cpu = m.cpu
     gpus = [
@@ -325,7 +324,7 @@ def machine_search_entry(machine_id: str, s: MachineSummary) -> dict[str, Any]:
     return {
         "location": f"machines/{machine_id}.html",
         "title": f"Machine {machine_id}",
-        "text": " ".join(f"<p>{html.escape(part, quote=True)}</p>" for part in parts),
+        "text": render("machine-search.html.j2", parts=parts).strip(),
         "boost": 4,
     }
 
