@@ -6,7 +6,10 @@ only where its inputs change, and two kinds of it cost most of a build from the 
 - a speedup's (or any ratio of medians') 95% bootstrap interval, keyed by both sides' raw samples (and their runs),
   the resamples, the seed and the confidence (site_builder.uncertainty.interval_key);
 - a chart's PNG and SVG export and the site's copy of Vega, keyed by the chart's whole Vega-Lite spec (its data
-  inline) and the export's kind.
+  inline) and the export's kind;
+- the part of a machine's page that only that machine's data decides (everything but where it stands, which
+  changes whenever another machine is added), keyed by that data pickled and by a hash of the rendering code
+  (render_code_key), kept as its Markdown and its raw HTML blocks (site_builder.render.RawBlocks.detach).
 A value found under its key is exactly what computing it gives (float64 and bytes round-trip unchanged), so a build
 that finds them writes the same pages as one that computes them (tests/test_build_cache.py).
 
@@ -23,10 +26,12 @@ Where: `derived/` inside the build cache's folder (BENCHSITE_CACHE, default `.be
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
 import os
+import pickle
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -44,6 +49,7 @@ FOLDER = "derived"  # beside the file cache's code-key folders (site_builder.cac
 TABLE, MANIFEST = "derived.parquet", "manifest.json"
 _ROOT = Path(__file__).resolve().parents[1]
 INTERVAL = "interval"
+MACHINE_PAGE = "machine-page"
 TEXT_KINDS = ("svg", "bundle")  # blobs kept as UTF-8 text; a PNG is bytes
 
 
@@ -156,6 +162,26 @@ class Memo:
         for other in self.root.iterdir():
             if other != self.folder and other.is_dir():
                 shutil.rmtree(other, ignore_errors=True)
+
+
+@functools.cache
+def render_code_key() -> bytes:
+    """A hash of everything that renders a page: the site builder's code and templates and the runner's code it
+    formats with (a page kept by other code is never served)."""
+    digest = hashlib.blake2b(f"format {FORMAT}".encode(), digest_size=16)
+    for folder in ("site_builder", "runner"):
+        for path in sorted((_ROOT / folder).rglob("*")):
+            if path.is_file() and path.suffix in (".py", ".j2", ".json"):
+                digest.update(path.relative_to(_ROOT).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.digest()
+
+
+def inputs_key(kind: str, *inputs: object) -> bytes:
+    """The key of something rendered from `inputs` (pickled whole: data frames, summaries, views) by this code.
+    Inputs that pickle differently only miss; nothing that differs can share a key."""
+    digest = hashlib.blake2b(render_code_key(), digest_size=16, person=kind.encode()[:16])
+    digest.update(pickle.dumps(inputs, protocol=5))
+    return digest.digest()
 
 
 def spec_key(kind: str, spec: object) -> bytes:

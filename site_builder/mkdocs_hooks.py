@@ -82,6 +82,7 @@ def on_config(config: Any) -> Any:
         log.info("benchsite: left out %s", problem)
     RAW.clear()  # `mkdocs serve` rebuilds in the same process
     site = Site.from_collector(loaded.collector, loaded.rejected)
+    site.memo = memo
     pages = registry(site)
     _state.update(site=site, pages=pages, memo=memo)
     config["nav"] = _navigation(pages)

@@ -8,7 +8,9 @@ summarise across machines, and long leaderboards show the fastest entries with t
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import json
 import math
 import os
 from collections.abc import Callable
@@ -16,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel
 
-from site_builder import advisor, aggregate, charts, opendata, seeds
+from site_builder import advisor, aggregate, charts, memo, opendata, seeds
 from site_builder.aggregate import MachineSummary
 from site_builder.render import RAW, page_url, render
 from site_builder.site import Site
@@ -329,50 +332,87 @@ def machine_search_entry(machine_id: str, s: MachineSummary) -> dict[str, Any]:
     }
 
 
+STANDING_MARK = "<!--benchsite-standing-->"  # where machine.md.j2 takes machine-standing.md.j2
+
+
 def machine_page(machine_id: str) -> Callable[[Site], str]:
+    """A machine's page: what only its own files decide (kept between builds, see _machine_local), with where it
+    stands against every other machine rendered afresh in its place."""
+
     def page(site: Site) -> str:
-        s = site.machines[machine_id]
-        m, sw = s.machine, s.software
-        by_framework: dict[str, list[str]] = {}
-        for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
-            by_framework.setdefault(framework, []).append(status)
-        rows = site.machine_rows(machine_id)
-        apart = site.machine_apart(machine_id)
-        crossings = site.machine_crossings(machine_id)
-        entries = sorted(
-            (row for _, row in s.top_ops.values()), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"])
-        )
-        view = {
-            "site": site.view(),
-            "id": machine_id,
-            "m": m,
-            "sw": sw,
-            "os": " ".join(x for x in (m.os.system, m.os.release, m.os.distro or "") if x),
-            "equivalence": [
-                {"framework": f, "passed": st.count("passed"), "of": len(st)} for f, st in by_framework.items()
-            ],
-            "selftests": s.sync_selftests,
-            "runs": [
-                {"date": f"{d:%Y-%m-%d %H:%M} UTC", "profile": p, "command": c, "count": n}
-                for d, p, c, n, _ in sorted(s.runs, reverse=True)
-            ],
-            "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
-            "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
-            if apart is not None and not apart.empty
-            else [],
-            "crossings": _records(crossings.drop(columns="replicates")),
-            "fidelity": sorted(
-                (row for _, row in s.fidelity.values()), key=lambda r: (r["device"], r["script"], r["point"])
-            ),
-            "standing": site.standing(machine_id),
-            "top_ops": [
-                {"device": device, "rows": [e for e in entries if e["device"] == device]}
-                for device in sorted({r["device"] for r in entries})
-            ],
-        }
-        return render("machine.md.j2", **view)
+        standing_md = render("machine-standing.md.j2", site=site.view(), standing=site.standing(machine_id))
+        return _machine_local(site, machine_id).replace(STANDING_MARK, standing_md.rstrip("\n"), 1)
 
     return page
+
+
+def _summary_state(s: MachineSummary) -> list[Any]:
+    """Every field of a machine's summary, as something that pickles alike in every process: a pydantic model
+    pickles the set of fields it was given, whose order varies between processes, so models go in as JSON."""
+
+    def stable(value: Any) -> Any:
+        if isinstance(value, BaseModel):
+            return value.model_dump_json()
+        if isinstance(value, list):
+            return [stable(v) for v in value]
+        return value
+
+    return [(f.name, stable(getattr(s, f.name))) for f in dataclasses.fields(s)]
+
+
+def _machine_local(site: Site, machine_id: str) -> str:
+    s = site.machines[machine_id]
+    rows = site.machine_rows(machine_id)
+    apart = site.machine_apart(machine_id)
+    crossings = site.machine_crossings(machine_id).drop(columns="replicates")
+    key = b""
+    if site.memo is not None:
+        inputs = [frame.reset_index(drop=True) if frame is not None else None for frame in (rows, apart, crossings)]
+        key = memo.inputs_key(memo.MACHINE_PAGE, machine_id, _summary_state(s), *inputs, site.view())
+        found = site.memo.blob(memo.MACHINE_PAGE, key)
+        if found is not None:
+            kept = json.loads(found)
+            return RAW.attach(kept["markdown"], kept["blocks"])
+    first = RAW.next
+    m, sw = s.machine, s.software
+    by_framework: dict[str, list[str]] = {}
+    for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
+        by_framework.setdefault(framework, []).append(status)
+    entries = sorted(
+        (row for _, row in s.top_ops.values()), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"])
+    )
+    view = {
+        "site": site.view(),
+        "id": machine_id,
+        "m": m,
+        "sw": sw,
+        "os": " ".join(x for x in (m.os.system, m.os.release, m.os.distro or "") if x),
+        "equivalence": [
+            {"framework": f, "passed": st.count("passed"), "of": len(st)} for f, st in by_framework.items()
+        ],
+        "selftests": s.sync_selftests,
+        "runs": [
+            {"date": f"{d:%Y-%m-%d %H:%M} UTC", "profile": p, "command": c, "count": n}
+            for d, p, c, n, _ in sorted(s.runs, reverse=True)
+        ],
+        "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
+        "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
+        if apart is not None and not apart.empty
+        else [],
+        "crossings": _records(crossings),
+        "fidelity": sorted(
+            (row for _, row in s.fidelity.values()), key=lambda r: (r["device"], r["script"], r["point"])
+        ),
+        "top_ops": [
+            {"device": device, "rows": [e for e in entries if e["device"] == device]}
+            for device in sorted({r["device"] for r in entries})
+        ],
+    }
+    markdown = render("machine.md.j2", **view)
+    if site.memo is not None:
+        detached, blocks = RAW.detach(markdown, first)
+        site.memo.put_blob(memo.MACHINE_PAGE, key, json.dumps({"markdown": detached, "blocks": blocks}).encode())
+    return markdown
 
 
 LEADERBOARD_COLUMNS = [

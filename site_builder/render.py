@@ -37,9 +37,11 @@ class RawBlocks:
 
     def __init__(self) -> None:
         self.blocks: dict[str, str] = {}
+        self.next = 0  # the next block's number (never reused within a build)
 
     def stash(self, block: str) -> Markup:
-        key = str(len(self.blocks))
+        key = str(self.next)
+        self.next += 1
         self.blocks[key] = str(block)
         return Markup(f"<!--benchsite-raw-{key}-->\n")  # a block of its own: Markdown text may follow
 
@@ -48,6 +50,27 @@ class RawBlocks:
 
     def clear(self) -> None:
         self.blocks.clear()
+        self.next = 0
+
+    def detach(self, markdown: str, first: int) -> tuple[str, list[str]]:
+        """A page's Markdown rendered since block `first` was the next, with its markers numbered from 0, and its
+        blocks in order: what a build keeps of a rendered page (site_builder.memo), independent of this build's
+        numbering."""
+        last = self.next
+        blocks = [self.blocks[str(k)] for k in range(first, last)]
+
+        def renumber(m: re.Match[str]) -> str:
+            k = int(m.group(1))
+            return f"<!--benchsite-raw-{k - first}-->" if first <= k < last else m.group(0)
+
+        return self.MARKER.sub(renumber, markdown), blocks
+
+    def attach(self, markdown: str, blocks: list[str]) -> str:
+        """The inverse of detach in this build: the blocks stashed again, the markers numbered as they were."""
+        first = self.next
+        for block in blocks:
+            self.stash(block)
+        return self.MARKER.sub(lambda m: f"<!--benchsite-raw-{int(m.group(1)) + first}-->", markdown)
 
 
 RAW = RawBlocks()

@@ -45,6 +45,7 @@ class Site:
     suite: int | None = None
     profile: str | None = None
     scale_runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # transformer-ddp, one row per run
+    memo: Any = None  # what earlier builds rendered and computed (site_builder.memo.Memo), set by the build
 
     @classmethod
     def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:

@@ -212,3 +212,19 @@ def test_a_corrupt_or_stale_derived_figure_is_computed_again_never_served(tmp_pa
         and stale.get_intervals([uncertainty.interval_key(nums[0], dens[0], 1000, 1, 0.95)])[0] is None
     )
     assert stale.hits == 0 and stale.misses == 1
+
+
+def test_a_kept_page_gets_its_raw_blocks_back_under_this_builds_numbers():
+    from site_builder.render import RawBlocks
+
+    raw = RawBlocks()
+    raw.stash("<p>someone else's</p>")
+    first = raw.next
+    page = f"# A\n\n{raw.stash('<table>1</table>')}text\n\n{raw.stash('<div>2</div>')}"
+    detached, blocks = raw.detach(page, first)
+    assert blocks == ["<table>1</table>", "<div>2</div>"] and "<!--benchsite-raw-0-->" in detached
+    later = RawBlocks()  # another build: other numbers
+    for _ in range(5):
+        later.stash("<p>x</p>")
+    again = later.attach(detached, blocks)
+    assert later.restore(again) == raw.restore(page) == "# A\n\n<table>1</table>\ntext\n\n<div>2</div>\n"
