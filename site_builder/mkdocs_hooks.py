@@ -8,8 +8,9 @@ BENCHSITE_CACHE names the build cache's folder (site_builder.cache; default .ben
 on_config loads the results (the navigation depends on them: a Frameworks page exists only once a second
 framework has results, one leaderboard per measured workload); on_files renders the pages, the CSV
 downloads, the PNG and SVG export of every chart, the JSON Schema and the site's own copy of Vega. While a
-build runs, the intervals and exports it computed before come from site_builder.memo (inside the build cache),
-saved again on_post_build.
+build runs, the intervals, exports and machine pages it computed before come from site_builder.memo (inside the
+build cache), saved again on_post_build, which also adds each machine's one entry to the search index (machine
+pages themselves are left out of the theme's indexing).
 """
 
 from __future__ import annotations
@@ -139,8 +140,11 @@ def on_post_build(config: Any) -> None:
     memo = _state.get("memo")
     uncertainty.MEMO = None
     if memo is not None:
-        memo.save()
         log.info("benchsite: derived figures %d kept, %d computed", memo.hits, memo.misses)
+        try:
+            memo.save()
+        except OSError as exc:  # the site is built; only the next build's head start is lost
+            log.warning("benchsite: derived figures not kept for the next build (%s)", exc)
     index = Path(config["site_dir"]) / "search" / "search_index.json"
     if index.exists():  # machine pages are left out of the theme's indexing: one short entry each instead
         site = _state["site"]
