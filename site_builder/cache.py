@@ -30,8 +30,6 @@ import hashlib
 import json
 import logging
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -39,19 +37,21 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from runner.results.schema import Machine, Software, SyncSelfTest
 from runner.results.storage import Problem
 from site_builder import memo
 from site_builder.aggregate import COLUMNS, Collector, MachineSummary
+from site_builder.tables import UNREADABLE
+from site_builder.tables import read as read_tables
+from site_builder.tables import replace as replace_tables
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
 
 CACHE_ENV = "BENCHSITE_CACHE"
 DEFAULT_FOLDER = ".benchsite-cache"
-FORMAT = 1
-ROWS, FILES, MANIFEST = "rows.parquet", "files.parquet", "manifest.json"
+FORMAT = 2  # 2: the manifest of site_builder.tables
+ROWS, FILES = "rows.parquet", "files.parquet"
 # The code whose change changes what a file contributes: the cache is kept per hash of its source.
 _ROOT = Path(__file__).resolve().parents[1]
 KEYED_SOURCES = (
@@ -178,14 +178,6 @@ def _files_table(entries: list[Entry]) -> pa.Table:
     )
 
 
-def _sha_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 class BuildCache:
     """The cache folder of one code key: `get` what it holds for a (path, hash), `save` a build's entries."""
 
@@ -200,18 +192,14 @@ class BuildCache:
         self._open()
 
     def _open(self) -> None:
-        manifest = self.folder / MANIFEST
-        if not manifest.exists():
-            return
         try:
-            expected = json.loads(manifest.read_text())
-            for name in (ROWS, FILES):
-                if _sha_of(self.folder / name) != expected[name]:
-                    raise ValueError(f"{name} does not match its checksum")
-            files, rows = pq.read_table(self.folder / FILES), pq.read_table(self.folder / ROWS)
-            if rows.column_names != [*COLUMNS, "_file"] or len(rows) != expected["rows"]:
+            tables = read_tables(self.folder, [ROWS, FILES])
+            if tables is None:
+                return
+            files, rows = tables[FILES], tables[ROWS]
+            if rows.column_names != [*COLUMNS, "_file"]:
                 raise ValueError("the rows table is not the one its manifest describes")
-        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        except UNREADABLE as exc:
             self.dropped = f"build cache in {self.folder} not used ({exc}): every result file is read again"
             log.warning("benchsite: %s", self.dropped)
             return
@@ -248,21 +236,5 @@ class BuildCache:
 
     def save(self, entries: list[Entry]) -> None:
         """Replace the cache with these entries (a build's every file), atomically; other code keys' caches go."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.root))
-        try:
-            rows, files = _rows_table(entries), _files_table(entries)
-            pq.write_table(rows, staging / ROWS)
-            pq.write_table(files, staging / FILES)
-            manifest = {name: _sha_of(staging / name) for name in (ROWS, FILES)}
-            (staging / MANIFEST).write_text(json.dumps({**manifest, "rows": len(rows), "files": len(files)}))
-            old = self.root / f".old-{os.getpid()}"
-            if self.folder.exists():
-                self.folder.rename(old)
-            staging.rename(self.folder)
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        for other in self.root.iterdir():  # caches of other code, and leftovers of killed builds
-            if other != self.folder and other.name != memo.FOLDER and other.is_dir():
-                shutil.rmtree(other, ignore_errors=True)
+        tables = {ROWS: _rows_table(entries), FILES: _files_table(entries)}
+        replace_tables(self.folder, tables, keep={memo.FOLDER})

@@ -18,7 +18,7 @@ Never served stale or corrupt, as the file cache:
   vl-convert version) and this module's FORMAT: other code finds nothing and computes again;
 - its manifest holds the table's SHA-256; a table that differs from it or cannot be read is dropped whole (a
   warning in the build log says so);
-- it is written to a temporary folder and renamed into place.
+- it is written to a temporary folder and renamed into place (site_builder.tables, as the file cache).
 A build saves only the values it used, so the table holds one build's worth and does not grow with history.
 
 Where: `derived/` inside the build cache's folder (BENCHSITE_CACHE, default `.benchsite-cache/`).
@@ -30,23 +30,23 @@ import functools
 import hashlib
 import json
 import logging
-import os
 import pickle
-import shutil
-import tempfile
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from site_builder.tables import UNREADABLE
+from site_builder.tables import read as read_tables
+from site_builder.tables import replace as replace_tables
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
 
-FORMAT = 1
+FORMAT = 2  # 2: the manifest of site_builder.tables
 FOLDER = "derived"  # beside the file cache's code-key folders (site_builder.cache leaves it alone)
-TABLE, MANIFEST = "derived.parquet", "manifest.json"
+TABLE = "derived.parquet"
 _ROOT = Path(__file__).resolve().parents[1]
 INTERVAL = "interval"
 MACHINE_PAGE = "machine-page"
@@ -58,10 +58,6 @@ def code_key() -> str:
     digest = hashlib.sha256(f"format {FORMAT}\nvl-convert {metadata.version('vl-convert-python')}\n".encode())
     digest.update((_ROOT / "site_builder" / "uncertainty.py").read_bytes())
     return digest.hexdigest()[:20]
-
-
-def _sha_of(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 class Memo:
@@ -81,17 +77,14 @@ class Memo:
         self._open()
 
     def _open(self) -> None:
-        manifest = self.folder / MANIFEST
-        if not manifest.exists():
-            return
         try:
-            expected = json.loads(manifest.read_text())
-            if _sha_of(self.folder / TABLE) != expected[TABLE]:
-                raise ValueError(f"{TABLE} does not match its checksum")
-            table = pq.read_table(self.folder / TABLE)
-            if table.column_names != ["kind", "key", "lo", "hi", "blob"] or len(table) != expected["entries"]:
+            tables = read_tables(self.folder, [TABLE])
+            if tables is None:
+                return
+            table = tables[TABLE]
+            if table.column_names != ["kind", "key", "lo", "hi", "blob"]:
                 raise ValueError("the table is not the one its manifest describes")
-        except (OSError, ValueError, KeyError, TypeError, pa.ArrowException) as exc:
+        except UNREADABLE as exc:
             self.dropped = f"derived-figure cache in {self.folder} not used ({exc}): every figure is computed again"
             log.warning("benchsite: %s", self.dropped)
             return
@@ -135,7 +128,6 @@ class Memo:
 
     def save(self) -> None:
         """Write the values this build used, atomically; other code keys' tables go."""
-        self.root.mkdir(parents=True, exist_ok=True)
         intervals = list(self._used_intervals.items())
         blobs = list(self._used_blobs.items())
         table = pa.table(
@@ -147,21 +139,7 @@ class Memo:
                 "blob": pa.array([None] * len(intervals) + [v for _, v in blobs], type=pa.binary()),
             }
         )
-        staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=self.root))
-        try:
-            pq.write_table(table, staging / TABLE)
-            manifest = {TABLE: _sha_of(staging / TABLE), "entries": len(table)}
-            (staging / MANIFEST).write_text(json.dumps(manifest))
-            old = self.root / f".old-{os.getpid()}"
-            if self.folder.exists():
-                self.folder.rename(old)
-            staging.rename(self.folder)
-            shutil.rmtree(old, ignore_errors=True)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        for other in self.root.iterdir():
-            if other != self.folder and other.is_dir():
-                shutil.rmtree(other, ignore_errors=True)
+        replace_tables(self.folder, {TABLE: table})
 
 
 @functools.cache

@@ -1,0 +1,75 @@
+"""Parquet tables kept in a folder between builds: checksummed, and replaced whole and atomically.
+
+The build cache's two stores (site_builder.cache, each result file's contribution; site_builder.memo, the figures a
+build derives) keep their tables this way. A folder holds the tables and a manifest of each one's SHA-256 and row
+count. `read` gives them back only when every table matches its manifest; `replace` writes a fresh folder beside the
+old one and renames it into place, so a build killed while writing leaves the old folder or none, and removes every
+other folder beside it (tables of other code, leftovers of killed builds) except those named in `keep`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Container
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+MANIFEST = "manifest.json"
+# What reading a folder can raise when its contents are not what was written: the caller drops it and rebuilds.
+UNREADABLE = (OSError, ValueError, KeyError, TypeError, pa.ArrowException)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def read(folder: Path, names: list[str]) -> dict[str, pa.Table] | None:
+    """The named tables of `folder`, or None when it holds none yet. Raises ValueError where a table's bytes or
+    row count differ from its manifest, or one of UNREADABLE where the folder cannot be read."""
+    manifest = folder / MANIFEST
+    if not manifest.exists():
+        return None
+    expected = json.loads(manifest.read_text())
+    tables = {}
+    for name in names:
+        if sha256_of(folder / name) != expected["sha256"][name]:
+            raise ValueError(f"{name} does not match its checksum")
+        tables[name] = pq.read_table(folder / name)
+        if len(tables[name]) != expected["rows"][name]:
+            raise ValueError(f"{name} does not have the rows its manifest counts")
+    return tables
+
+
+def replace(folder: Path, tables: dict[str, pa.Table], keep: Container[str] = ()) -> None:
+    """Write `tables` with their manifest as `folder`, atomically; the other folders beside it go, but `keep`."""
+    root = folder.parent
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
+    try:
+        for name, table in tables.items():
+            pq.write_table(table, staging / name)
+        manifest = {
+            "sha256": {name: sha256_of(staging / name) for name in tables},
+            "rows": {name: len(table) for name, table in tables.items()},
+        }
+        (staging / MANIFEST).write_text(json.dumps(manifest))
+        old = root / f".old-{os.getpid()}"
+        if folder.exists():
+            folder.rename(old)
+        staging.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    for other in root.iterdir():
+        if other != folder and other.name not in keep and other.is_dir():
+            shutil.rmtree(other, ignore_errors=True)
