@@ -62,6 +62,36 @@ def test_every_kind_of_failure_is_recorded_and_the_suite_goes_on(plugins, tmp_pa
     assert problems == [] and loaded == result
 
 
+def test_a_ladder_stops_above_its_first_failed_rung(plugins, tmp_path):
+    """spark-streaming climbs its rates until the pipeline gives out. A rung that fails (here: killed, or raising)
+    ends its measuring process; the process that takes over is told, and the rungs above are recorded as skipped
+    with the reason, rather than each failing the same way (the 2-core VM's standard run recorded five failures
+    from one cause). Other ladders of the same workload go on."""
+    options = api.RunOptions(
+        profile="tiny", workloads=["test-ladder"], devices=["cpu"], time_budget_s=0.05, output=tmp_path / "r.yaml"
+    )
+    result, _ = api.execute(api.plan_run(options))
+    got = [(m.point["lane"], m.point["rate"], m.status) for m in result.measurements]
+    assert got == [
+        ("killed", 1, "ok"),
+        ("killed", 2, "failed"),
+        ("killed", 4, "skipped"),
+        ("raised", 1, "ok"),
+        ("raised", 2, "failed"),
+        ("raised", 4, "skipped"),
+        ("raised", 8, "skipped"),
+        ("whole", 1, "ok"),
+        ("whole", 2, "ok"),
+    ]
+    reasons = {(m.point["lane"], m.point["rate"]): m.skip_reason for m in result.measurements if m.skip_reason}
+    assert reasons[("killed", 4)] == (
+        "above a rate that failed: at rate 2 the point failed (OutOfMemory), so nothing higher is tried"
+    )
+    assert reasons[("raised", 8)] == (
+        "above a rate that failed: at rate 2 the point failed (RuntimeError), so nothing higher is tried"
+    )
+
+
 def _report(tmp_path: Path, name: str) -> list[dict[str, str]]:
     options = api.RunOptions(profile="tiny", workloads=["test-report"], devices=["cpu"], output=tmp_path / name)
     result, _ = api.execute(api.plan_run(options))

@@ -20,6 +20,7 @@ pytest.importorskip("transformers")
 pyspark = pytest.importorskip("pyspark")
 
 from runner.engines.spark import master as spark_master  # noqa: E402
+from runner.engines.spark.inference import driver_memory  # noqa: E402
 from runner.workloads import get  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -163,6 +164,16 @@ def test_master_kind_never_keeps_the_address():
     assert "db-7" not in api.command_line({"spark_master": "spark://db-7.corp.example:7077"})
 
 
+def test_a_local_driver_gets_half_the_machine_s_memory_within_bounds():
+    """Spark's default 1 GiB heap died reading the streaming ladder's 154 MB files (OutOfMemoryError in the
+    vectorized Parquet reader, then every later rate with it): a local driver gets half this machine's memory."""
+    gib = 2**30
+    assert driver_memory(24 * gib) == "12g"  # the 2-core VM
+    assert driver_memory(128 * gib) == "32g"  # a lent GPU host: capped
+    assert driver_memory(gib) == "1g"  # never under Spark's default
+    assert driver_memory() == driver_memory(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+
+
 def test_missing_java_is_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
     with pytest.raises(spark_master.SparkUnavailable, match="Java runtime"):
@@ -181,6 +192,7 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     (m,) = [m for m in data["measurements"] if m["workload"] == "spark-inference"]
     assert m["status"] == "ok" and m["samples_per_s"] > 0, m.get("error")
     assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
+    assert f"driver heap {driver_memory()};" in m["notes"][0]  # the session was given the heap, not Spark's 1 GiB
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout
     # the Scale page's Spark table and chart from that file

@@ -246,7 +246,13 @@ def run_cases(
     while remaining:
         current.clear()
         before = len(results)
-        failure = run_child({**job, "case_indices": remaining}, handle, timeout_s)
+        # the cases that failed so far go with the job: a ladder stops above its first failed rung
+        failed = [
+            [i, r.get("error", {}).get("type", "failed")] for i, r in results.items() if r.get("status") == "failed"
+        ]
+        failure = run_child(
+            {**job, "case_indices": remaining, **({"failed": failed} if failed else {})}, handle, timeout_s
+        )
         if failure is None and remaining and len(results) > before:
             continue  # the child reported a failed case itself and stopped: go on in a fresh one
         if failure is not None and remaining:

@@ -233,6 +233,27 @@ def _stream_fields(record: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def failed_below(ladder: str | None, cases: list[Any], index: int, failed: list[list[Any]]) -> str | None:
+    """Why a ladder's point is not measured: a lower rung of the same ladder (the same point but for the ladder's
+    field) failed earlier in this run (`failed`: [case index, error type] pairs, passed on by
+    runner.measure.executor.run_cases to the process that takes over). None where nothing below failed."""
+    if ladder is None or ladder not in cases[index].point:
+        return None
+    point = cases[index].point
+    others = {k: v for k, v in point.items() if k != ladder}
+    below = [
+        (cases[i].point[ladder], kind)
+        for i, kind in failed
+        if 0 <= i < len(cases)
+        and {k: v for k, v in cases[i].point.items() if k != ladder} == others
+        and cases[i].point.get(ladder, point[ladder]) < point[ladder]
+    ]
+    if not below:
+        return None
+    value, kind = min(below, key=lambda pair: pair[0])
+    return f"above a {ladder} that failed: at {ladder} {value:g} the point failed ({kind}), so nothing higher is tried"
+
+
 class SweepCeiling:
     """Skips the points of an upward sweep (Workload.swept, a runner.workloads.base.Sweep) that would outlast the
     time budget, predicted from the last point measured with the same other fields. On a 16-core CPU that is
@@ -404,7 +425,9 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     for index in job["case_indices"]:
         _emit(out, {"event": "start", "index": index})
         precision = precision_of(cases[index], job["variant"], device) if precision_of else None
-        reason = ceiling.skip_reason(cases[index], precision)
+        reason = ceiling.skip_reason(cases[index], precision) or failed_below(
+            workload.ladder, cases, index, job.get("failed", [])
+        )
         if reason is not None:
             _emit(out, {"event": "result", "index": index, "status": "skipped", "skip_reason": reason})
             continue

@@ -113,6 +113,10 @@ class Workload:
     # run compiles the points ahead, several at a time, into the run's compile cache, and each measurement then
     # compiles from a fresh Dynamo with Inductor's work cached (runner.api.compile_ahead).
     compiled_on: dict[tuple[str, str], tuple[str, ...]] = field(default_factory=dict)
+    # The point field of a ladder that climbs until the workload gives out (spark-streaming's offered rate): a
+    # point that fails stops the ladder there, and the points above it are recorded as skipped, with the reason
+    # (runner.measure.worker.failed_below), rather than each failing the same way.
+    ladder: str | None = None
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------

@@ -846,6 +846,7 @@ WORKLOADS = [
         unsupported=_SPARK_UNSUPPORTED,
         variants=("as-written",),
         deviations=_deviations("spark-streaming", "latency"),
+        ladder="rate",
     ),
     Workload(
         "transformer-ddp",

@@ -44,8 +44,8 @@ BUILT: list[str] = []
 
 
 def build(case: Case, variant: str, device: object) -> Program:
-    program = Program(case.point["behaviour"])
-    if case.point["behaviour"] == "report":  # where and in what state this measuring process runs
+    program = Program(case.config["behaviour"])
+    if case.config["behaviour"] == "report":  # where and in what state this measuring process runs
         program.notes = [
             f"pid={os.getpid()}",
             f"ppid={os.getppid()}",
@@ -53,7 +53,7 @@ def build(case: Case, variant: str, device: object) -> Program:
             f"mark={os.environ.get('BENCHSITE_TEST_MARK', '-')}",
         ]
     BUILT.append(variant)
-    if case.point["behaviour"] == "invalid":
+    if case.config["behaviour"] == "invalid":
         program.precision = "fp99"  # not a precision the result format knows
     return program
 
@@ -109,5 +109,35 @@ register(
         {"torch": MODULE},
         requires=("benchsite_no_such_module",),
         variants=("as-written",),
+    )
+)
+
+
+def _ladder_cases(profile: str) -> list[Case]:
+    """Three ladders climbing `rate`: one whose second rung is killed, one whose second rung raises, one that
+    never fails."""
+    rungs = {
+        "killed": ["ok", "oom-kill", "ok"],
+        "raised": ["ok", "raise", "ok", "ok"],
+        "whole": ["ok", "ok"],
+    }
+    return [
+        Case("test-ladder", {"lane": lane, "rate": 2**k}, {"behaviour": b}, "step", 1)
+        for lane, behaviours in rungs.items()
+        for k, b in enumerate(behaviours)
+    ]
+
+
+register(
+    Workload(
+        "test-ladder",
+        "t",
+        "a ladder that fails part way",
+        "stops above a failed rung",
+        "step",
+        _ladder_cases,
+        {"torch": MODULE},
+        variants=("as-written",),
+        ladder="rate",
     )
 )

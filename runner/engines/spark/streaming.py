@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.engines.spark.inference import cluster_shape, ship_runner, start_session, synthetic_rows
+from runner.engines.spark.inference import cluster_shape, driver_heap, ship_runner, start_session, synthetic_rows
 from runner.engines.spark.master import DEFAULT_MASTER, MASTER_ENV, master_kind
 from runner.engines.spark.predict import EngineDevice, PredictFactory, assigned_gpu, input_shape, predict_factory
 from runner.results.streaming import figures
@@ -360,8 +360,9 @@ class SparkStreaming:
             )
         self.notes = (
             f"spark {self.spark.version}; master {master_kind(self.master)}; executors {self.executors}; "
-            f"cores per executor {self.cores}; file source, {cfg['rows_per_file']} rows per file every "
-            f"{cfg['interval_s']:g} s; parquet sink with checkpoint; batch {cfg['batch']} rows per predict call",
+            f"cores per executor {self.cores}; driver heap {driver_heap(self.spark)}; file source, "
+            f"{cfg['rows_per_file']} rows per file every {cfg['interval_s']:g} s; parquet sink with checkpoint; "
+            f"batch {cfg['batch']} rows per predict call",
         )
         return {"latencies_s": latencies, "stream": record, "figures": found}
 
