@@ -30,7 +30,7 @@ from pydantic import ValidationError
 from runner import SUITE_VERSION, __version__, fidelity
 from runner.fingerprint import collect_machine
 from runner.frameworks import DEVICE_KINDS, FRAMEWORKS, REFERENCE, canonical_framework
-from runner.measure import equivalence, executor, journal, protocol
+from runner.measure import equivalence, executor, journal, protocol, spares
 from runner.results import privacy
 from runner.results.schema import (
     SCHEMA_VERSION,
@@ -54,6 +54,8 @@ from runner.workloads.suite import CPU_WORLD_MAX
 # once its interval is within 2%; the budget caps the noisy ones (the run lists them). Standard's 2 s (was 6 s)
 # brought a whole standard run on the H100 machine with PyTorch and JAX, CPU and GPU, to 1299 s, still above the
 # 15-minute target (docs/methodology.md, "How long a run takes"); raise --time-budget for tighter intervals.
+# BENCHSITE_SPARES=0: start each fresh measuring process and twin script when it is needed (runner.measure.spares).
+SPARES_ENV = "BENCHSITE_SPARES"
 DEFAULT_BUDGET_S = {"tiny": 0.5, "quick": 1.0, "standard": 2.0}
 # A case with no result for this long is stopped and recorded as a time-out.
 DEFAULT_TIMEOUT_S = {"tiny": 120.0, "quick": 600.0, "standard": 1800.0}
@@ -636,24 +638,69 @@ def measure_group(
             on_measured(index, m)
             progress.case_finished(group, case, m)
 
+    # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
+    # the rounds of both sides are taken close together.
+    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
+    untwinned = _untwinned(plan, group, done)
+    spare_pools = _Spares(plan, group, job, [i for b in batches for i in b] + untwinned)
+
     def twin(index: int) -> None:
-        twinned = _with_twin(plan, group, job, index, measurements.get(index), progress)
+        twinned = _with_twin(plan, group, job, index, measurements.get(index), progress, spare_pools)
         if twinned is not None:
             measurements[index] = twinned
             on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
 
-    # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin first.
-    for index in _untwinned(plan, group, done):
-        twin(index)
-    # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
-    # the rounds of both sides are taken close together.
-    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
-    for batch in batches:
-        if batch:
-            executor.run_cases(job, batch, plan.timeout_s, on_event)
-        for index in batch:
+    try:
+        # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin first.
+        for index in untwinned:
             twin(index)
+        for batch in batches:
+            if batch:
+                executor.run_cases(job, batch, plan.timeout_s, on_event, spare_pools.take_worker)
+            for index in batch:
+                twin(index)
+    finally:
+        spare_pools.close()
     return [measurements[i] for i in group.indices if i in measurements]
+
+
+class _Spares:
+    """The group's spare interpreters (runner.measure.spares), where its points each run in a fresh one: the
+    measuring processes (one per point, and one per twin round after the first) and the twins' scripts (one per
+    round). Started a batch at a time, sized by what the group still needs. Off with BENCHSITE_SPARES=0, and for
+    every other group (those fork their framework's server)."""
+
+    def __init__(self, plan: Plan, group: Group, job: dict[str, Any], indices: list[int]):
+        self.on = bool(job["seed_process"]) and os.environ.get(SPARES_ENV, "1") != "0"
+        twinned = [i for i in indices if plan.options.twins and _twin_of(group, i) is not None]
+        rounds = plan.options.fidelity_rounds
+        self.workers_left = len(indices) + len(twinned) * (rounds - 1)  # an upper bound: long units take fewer
+        self.scripts_left = len(twinned) * rounds
+        self.workers = spares.Pool(spares.worker_argv(group.framework))
+        self.scripts = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE))
+
+    def take_worker(self) -> spares.Spare | None:
+        if not self.on:
+            return None
+        spare = self.workers.take(max(1, self.workers_left))
+        self.workers_left -= 1
+        return spare
+
+    def take_script(self) -> spares.Spare | None:
+        if not self.on:
+            return None
+        spare = self.scripts.take(max(1, self.scripts_left))
+        self.scripts_left -= 1
+        return spare
+
+    def close(self) -> None:
+        self.workers.close()
+        self.scripts.close()
+
+
+def _twin_of(group: Group, index: int) -> fidelity.Twin | None:
+    case = group.cases[group.indices.index(index)]
+    return fidelity.twin_for(group.workload.id, group.variant, case.point, case.config, group.framework, group.device)
 
 
 def _untwinned(plan: Plan, group: Group, done: dict[int, Measurement]) -> list[int]:
@@ -680,7 +727,13 @@ def _untwinned(plan: Plan, group: Group, done: dict[int, Measurement]) -> list[i
 
 
 def _with_twin(
-    plan: Plan, group: Group, job: dict[str, Any], index: int, m: Measurement | None, progress: Progress
+    plan: Plan,
+    group: Group,
+    job: dict[str, Any],
+    index: int,
+    m: Measurement | None,
+    progress: Progress,
+    pools: _Spares | None = None,
 ) -> Measurement | None:
     """The measurement with its `fidelity` block (runner.fidelity), where the run asks for twins and a seed script
     covers the point; None otherwise. Rounds alternate: the harness (round 1 is `m` itself, later rounds measure the
@@ -691,7 +744,7 @@ def _with_twin(
     if m is None or m.status != "ok" or not m.samples_s or not plan.options.twins:
         return None
     case = group.cases[group.indices.index(index)]
-    twin = fidelity.twin_for(group.workload.id, group.variant, case.point, case.config, group.framework, group.device)
+    twin = _twin_of(group, index)
     if twin is None:
         return None
     harness = [fidelity.mean_per_unit(m.samples_s)]
@@ -705,14 +758,17 @@ def _with_twin(
         for round_ in range(rounds):
             progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {rounds}")
             if round_:
-                again = executor.run_cases(again_job, [index], plan.timeout_s, lambda event: None)
+                again = executor.run_cases(
+                    again_job, [index], plan.timeout_s, lambda event: None, pools.take_worker if pools else None
+                )
                 event = again.get(index, {})
                 if event.get("status") != "ok":
                     raise fidelity.ScriptFailed(
                         f"the harness's round {round_ + 1} did not measure: {event.get('error')}"
                     )
                 harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
-            script.append(fidelity.run_script(twin, group.device, units, plan.timeout_s))
+            spare = pools.take_script() if pools is not None else None
+            script.append(fidelity.run_script(twin, group.device, units, plan.timeout_s, spare))
     except fidelity.ScriptFailed as exc:
         warning = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
         return m.model_copy(update={"warnings": [*m.warnings, warning]})

@@ -16,6 +16,7 @@ refused; the site keeps a measurement whose interval lies wholly outside LOW .. 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -26,7 +27,10 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # the gate imports this module: it must not import the measuring code
+    from runner.measure.spares import Spare
 
 SCRIPTS = Path(__file__).resolve().parent / "seeds"
 # Hashes of the earlier versions of each shipped script, by name: append the old hash whenever a script changes.
@@ -47,6 +51,8 @@ TWIN_DEPTHS = (2, 8, 12)
 # Devices a transcription can time: it synchronises CUDA (ROCm's PyTorch is driven through the same API) and
 # needs nothing on a CPU. Apple's MPS is not twinned: the seeds' code never synchronises it.
 TWIN_DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}
+# What every transcription imports first: a spare interpreter for a script (runner.measure.spares) imports it ahead.
+SCRIPT_MODULE = "torch"
 
 Verdict = Literal["faithful", "harness-affected", "inconclusive"]
 
@@ -132,23 +138,43 @@ class ScriptFailed(RuntimeError):
     pass
 
 
-def run_script(twin: Twin, device: str, units: int, timeout_s: float) -> float:
+def run_script(twin: Twin, device: str, units: int, timeout_s: float, spare: Spare | None = None) -> float:
     """The transcription in a freshly started interpreter, as a user runs it: mean seconds per unit over `units`
-    units after its warm-up. Its prints go to a file, as the measuring process's do. Raises ScriptFailed."""
-    argv = [sys.executable, str(twin.path), "--device", TWIN_DEVICES[device], twin.unit_flag, str(units), *twin.args]
-    with tempfile.TemporaryFile() as log, tempfile.TemporaryDirectory(prefix="benchsite-twin-") as cwd:
+    units after its warm-up. Its prints go to a file, as the measuring process's do. `spare`: an interpreter started
+    ahead that has imported the script's framework (runner.measure.spares, SCRIPT_MODULE) and runs the script as
+    `__main__`. Raises ScriptFailed."""
+    argv = [str(twin.path), "--device", TWIN_DEVICES[device], twin.unit_flag, str(units), *twin.args]
+    with contextlib.ExitStack() as stack:
+        log = spare.stderr if spare is not None else stack.enter_context(tempfile.TemporaryFile())
+        cwd = stack.enter_context(tempfile.TemporaryDirectory(prefix="benchsite-twin-"))
         try:
-            proc = subprocess.run(
-                argv, stdout=subprocess.PIPE, stderr=log, text=True, cwd=cwd, timeout=timeout_s, check=False
-            )
+            if spare is not None:
+                from runner.measure import spares
+
+                with spare.stderr:
+                    code, stdout = spares.run_script(spare, argv, Path(cwd), timeout_s)
+                    log.seek(0)
+                    err = log.read()
+            else:
+                proc = subprocess.run(
+                    [sys.executable, *argv],
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    text=True,
+                    cwd=cwd,
+                    timeout=timeout_s,
+                    check=False,
+                )
+                code, stdout = proc.returncode, proc.stdout
+                log.seek(0)
+                err = log.read()
         except subprocess.TimeoutExpired:
             raise ScriptFailed(f"{twin.script} did not finish within {timeout_s:.0f} s") from None
-        if proc.returncode:
-            log.seek(0)
-            tail = log.read().decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
-            raise ScriptFailed(f"{twin.script} exited with code {proc.returncode}: {tail[0][:500]}")
+        if code:
+            tail = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] or ["no output"]
+            raise ScriptFailed(f"{twin.script} exited with code {code}: {tail[0][:500]}")
     try:
-        per_unit = float(json.loads(proc.stdout.strip().splitlines()[-1])["per_unit_s"])
+        per_unit = float(json.loads(stdout.strip().splitlines()[-1])["per_unit_s"])
     except (IndexError, KeyError, ValueError, TypeError) as exc:
         raise ScriptFailed(f"{twin.script} printed no figure: {exc}") from None
     if not per_unit > 0:

@@ -20,6 +20,7 @@ from typing import IO, Any
 
 from runner.measure import forkserver
 from runner.measure.protocol import EXIT_CASE_FAILED, WORKER_MODULE, seed_process
+from runner.measure.spares import Spare
 from runner.results import privacy
 
 EventHandler = Callable[[dict[str, Any]], None]
@@ -131,9 +132,12 @@ atexit.register(close_fork_servers)
 Child = subprocess.Popen[str] | forkserver.ForkedChild
 
 
-def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes]) -> Child:
+def _start(job: dict[str, Any], env: dict[str, str] | None, stderr: IO[bytes], spare: Spare | None = None) -> Child:
     """A fresh measuring process for the job: a fork of its framework's server, else `python -m runner.measure.worker`
-    (always for a seed's loop, see `seed_process`)."""
+    (always for a seed's loop, see `seed_process`), or the spare interpreter given (runner.measure.spares), started
+    ahead as `python -m runner.measure.worker` would be."""
+    if spare is not None:
+        return spare.proc
     server = _zygote_for(job.get("framework")) if env is None and not seed_process(job) else None
     if server is not None:
         try:
@@ -157,15 +161,17 @@ def run_child(
     timeout_s: float,
     env: dict[str, str] | None = None,
     stop: threading.Event | None = None,
+    spare: Spare | None = None,
 ) -> ChildFailure | None:
     """Run one job in a fresh measuring process (see `_start`) and pass its events to on_event.
 
     The time limit applies per case: it restarts at every `start` event (plus a start-up allowance
     for the first). Returns None when the child finished cleanly, else why it did not. Raises Interrupted
-    on Ctrl-C after killing the child; `stop`, once set (from another thread), kills it too.
+    on Ctrl-C after killing the child; `stop`, once set (from another thread), kills it too. `spare`: a fresh
+    interpreter started ahead (runner.measure.spares) that takes the job instead of a newly started one.
     """
-    with tempfile.TemporaryFile() as stderr:
-        proc = _start(job, env, stderr)
+    with spare.stderr if spare is not None else tempfile.TemporaryFile() as stderr:
+        proc = _start(job, env, stderr, spare)
         assert proc.stdin is not None and proc.stdout is not None
         lines: queue.Queue[str | None] = queue.Queue()
         reader = threading.Thread(target=_reader, args=(proc.stdout, lines), daemon=True)
@@ -223,9 +229,14 @@ def run_child(
 
 
 def run_cases(
-    job: dict[str, Any], indices: list[int], timeout_s: float, on_event: EventHandler
+    job: dict[str, Any],
+    indices: list[int],
+    timeout_s: float,
+    on_event: EventHandler,
+    take_spare: Callable[[], Spare | None] | None = None,
 ) -> dict[int, dict[str, Any]]:
-    """Measure every case index, restarting the child after a case fails, crashes or hangs.
+    """Measure every case index, restarting the child after a case fails, crashes or hangs. `take_spare` gives
+    the interpreter each child runs in, where they are started ahead (runner.measure.spares).
 
     Returns index -> {"status": "ok", "measurement": ...} or {"status": "failed", "error": ...}. (A seed's loop is
     handed one case at a time by runner.api.measure_group, as its script runs one configuration per process.)
@@ -250,8 +261,9 @@ def run_cases(
         failed = [
             [i, r.get("error", {}).get("type", "failed")] for i, r in results.items() if r.get("status") == "failed"
         ]
+        spare = take_spare() if take_spare is not None else None
         failure = run_child(
-            {**job, "case_indices": remaining, **({"failed": failed} if failed else {})}, handle, timeout_s
+            {**job, "case_indices": remaining, **({"failed": failed} if failed else {})}, handle, timeout_s, spare=spare
         )
         if failure is None and remaining and len(results) > before:
             continue  # the child reported a failed case itself and stopped: go on in a fresh one

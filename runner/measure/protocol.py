@@ -21,6 +21,8 @@ from typing import Any
 WORKER_MODULE = "runner.measure.worker"
 # The worker's exit code after it reported a failed case itself: start a fresh child for the rest.
 EXIT_CASE_FAILED = 3
+# The line a spare interpreter (runner.measure.spares) writes once it has imported ahead and waits for its work.
+SPARE_READY = "benchsite-spare-ready"
 
 # Frameworks whose as-written loops are measured as their seed's script runs: one point per freshly started
 # interpreter, never a fork of the framework's server, the heap neither collected nor frozen by the harness (see

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from runner.measure.monitor import Monitor
-from runner.measure.protocol import EXIT_CASE_FAILED, log_phases
+from runner.measure.protocol import EXIT_CASE_FAILED, SPARE_READY, log_phases
 from runner.measure.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure
 from runner.results import privacy
 from runner.results.intervals import summarize
@@ -444,12 +444,21 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     return 0
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Read one job on stdin and run it. `--spare FRAMEWORK` (runner.measure.spares): import the framework's harness
+    module first, say so on the protocol stream, then wait for the job; a spare nobody used reads no job and ends."""
     # Keep the protocol on a private copy of stdout; send stray prints to stderr.
     protocol = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    job = json.loads(sys.stdin.read())
+    if argv and argv[0] == "--spare":
+        _framework(argv[1])
+        protocol.write(SPARE_READY + "\n")
+        protocol.flush()
+    text = sys.stdin.read()
+    if not text.strip():
+        return 0
+    job = json.loads(text)
     try:
         return run_job(job, protocol)
     except Exception as exc:
@@ -458,4 +467,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,94 @@
+"""What do spare interpreters save? The same `benchsite run` with BENCHSITE_SPARES=0 and with spares, side by side.
+
+    python tests/benchmarks/spares_ab.py [-w depth-sweep] [-d cpu] [-d cuda] [--fidelity-rounds 3]
+                                         [--time-budget 1] [--order off,on] [--out DIR]
+
+PyTorch's as-written points each run in a freshly started interpreter, and their fidelity twins start two more per
+round (runner.measure.spares). Each arm is one complete `python -m runner run` of the chosen workloads (as-written,
+PyTorch, twins on), in a fresh process, writing its own result file; the arms run one after the other in the
+order given. Prints, per arm: the run's wall time, the points measured, the measuring processes and scripts the
+twins started, each twin's ratio and verdict, and then the wall-time ratio spares / off. Both arms' twins must
+stay as faithful as each other: spares change when an interpreter imports, not what it runs. Not part of the test
+run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
+    path = out / f"spares-{arm}.yaml"
+    cmd = [sys.executable, "-m", "runner", "run", "--profile", args.profile, "-f", "torch", "--variant", "as-written"]
+    for workload in args.workload:
+        cmd += ["-w", workload]
+    for device in args.device:
+        cmd += ["-d", device]
+    cmd += ["--fidelity", "--fidelity-rounds", str(args.fidelity_rounds), "--no-equivalence", "-o", str(path)]
+    if args.time_budget:
+        cmd += ["--time-budget", str(args.time_budget)]
+    env = {**os.environ, "BENCHSITE_SPARES": "0" if arm == "off" else "1"}
+    started = time.perf_counter()
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - started
+    if done.returncode != 0 or not path.exists():
+        print(done.stdout[-3000:], done.stderr[-3000:], file=sys.stderr)
+        raise SystemExit(f"the {arm} arm failed (exit {done.returncode})")
+    data = yaml.safe_load(path.read_text())
+    measured = [m for m in data["measurements"] if m["status"] == "ok"]
+    twins = [m for m in measured if m.get("fidelity")]
+    return {
+        "arm": arm,
+        "wall_s": wall,
+        "points": len(measured),
+        "failed": sum(m["status"] == "failed" for m in data["measurements"]),
+        "twins": twins,
+        "rounds": sum(m["fidelity"]["rounds"] for m in twins),
+    }
+
+
+def describe(m: dict) -> str:
+    point = ",".join(f"{k}={v}" for k, v in m["point"].items())
+    f = m["fidelity"]
+    return f"{m['workload']}[{point}] {m['device']}: {f['ratio']:.3f} ({f['ci95'][0]:.3f} .. {f['ci95'][1]:.3f}) {f['verdict']}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("-w", "--workload", action="append", default=None)
+    parser.add_argument("-d", "--device", action="append", default=None)
+    parser.add_argument("--profile", default="standard")
+    parser.add_argument("--fidelity-rounds", type=int, default=3)
+    parser.add_argument("--time-budget", type=float, default=None)
+    parser.add_argument("--order", default="off,on", help="the arms, in the order they run (off, on)")
+    parser.add_argument("--out", type=Path, default=Path("/tmp/benchsite-spares-ab"))
+    args = parser.parse_args()
+    args.workload = args.workload or ["depth-sweep"]
+    args.device = args.device or ["cpu"]
+    args.out.mkdir(parents=True, exist_ok=True)
+    results = [run_arm(arm, args, args.out) for arm in args.order.split(",")]
+    print(f"\n{'arm':<5} {'wall s':>8} {'points':>7} {'failed':>7} {'twins':>6} {'rounds':>7}")
+    for r in results:
+        print(f"{r['arm']:<5} {r['wall_s']:>8.1f} {r['points']:>7} {r['failed']:>7} {len(r['twins']):>6} {r['rounds']:>7}")
+    for r in results:
+        print(f"\n{r['arm']} twins (benchsite / script, 95% interval):")
+        for m in r["twins"]:
+            print("  " + describe(m))
+    walls = {r["arm"]: [x["wall_s"] for x in results if x["arm"] == r["arm"]] for r in results}
+    if "on" in walls and "off" in walls:
+        ratio = statistics.median(walls["on"]) / statistics.median(walls["off"])
+        print(f"\nwall time, spares / off: {ratio:.3f}")
+
+
+if __name__ == "__main__":
+    main()
