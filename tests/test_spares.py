@@ -50,8 +50,9 @@ def test_a_spare_imports_ahead_and_then_runs_nothing_until_its_work_comes():
         time.sleep(0.5)
         # the threads a fresh interpreter has right after `import torch`, no more: PyTorch's intra-op and OpenMP
         # pools start at the first parallel operator, and nothing ran one
+        count = "import torch, pathlib; print(len(list(pathlib.Path('/proc/self/task').iterdir())))"
         fresh = subprocess.run(
-            [sys.executable, "-c", "import torch, pathlib; print(len(list(pathlib.Path('/proc/self/task').iterdir())))"],
+            [sys.executable, "-c", count],
             capture_output=True,
             text=True,
             check=True,
@@ -83,7 +84,7 @@ def test_a_script_runs_in_a_spare_as_python_script_py_runs_it(tmp_path):
 
 def test_a_failing_script_in_a_spare_reports_its_exit_code_and_error():
     pool = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE), limit=1)
-    with pytest.raises(fidelity.ScriptFailed, match="exited with code 2: .*invalid int value: 'x'"):
+    with pytest.raises(fidelity.ScriptFailed, match=r"exited with code 2: .*invalid int value: 'x'"):
         fidelity.run_script(fidelity.Twin("001", ("--depth", "x")), "cpu", 1, 120, pool.take())
 
 

@@ -60,7 +60,8 @@ def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
 def describe(m: dict) -> str:
     point = ",".join(f"{k}={v}" for k, v in m["point"].items())
     f = m["fidelity"]
-    return f"{m['workload']}[{point}] {m['device']}: {f['ratio']:.3f} ({f['ci95'][0]:.3f} .. {f['ci95'][1]:.3f}) {f['verdict']}"
+    interval = f"({f['ci95'][0]:.3f} .. {f['ci95'][1]:.3f})"
+    return f"{m['workload']}[{point}] {m['device']}: {f['ratio']:.3f} {interval} {f['verdict']}"
 
 
 def main() -> None:
@@ -79,7 +80,8 @@ def main() -> None:
     results = [run_arm(arm, args, args.out) for arm in args.order.split(",")]
     print(f"\n{'arm':<5} {'wall s':>8} {'points':>7} {'failed':>7} {'twins':>6} {'rounds':>7}")
     for r in results:
-        print(f"{r['arm']:<5} {r['wall_s']:>8.1f} {r['points']:>7} {r['failed']:>7} {len(r['twins']):>6} {r['rounds']:>7}")
+        counts = f"{r['points']:>7} {r['failed']:>7} {len(r['twins']):>6} {r['rounds']:>7}"
+        print(f"{r['arm']:<5} {r['wall_s']:>8.1f} {counts}")
     for r in results:
         print(f"\n{r['arm']} twins (benchsite / script, 95% interval):")
         for m in r["twins"]:
