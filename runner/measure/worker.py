@@ -179,7 +179,12 @@ def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, flo
     """Where a measurement's wall time went (build, warm-up, steady state, profiled step, close), one JSON line
     in the phase log (runner.measure.protocol.log_phases)."""
     keys = ("workload", "point", "variant", "framework", "device", "wall_s")
-    process = {"seed_process": bool(job.get("seed_process")), "frozen": gc.get_freeze_count(), "pid": os.getpid()}
+    process = {
+        "seed_process": bool(job.get("seed_process")),
+        "frozen": gc.get_freeze_count(),
+        "pid": os.getpid(),
+        "ended_at": time.time(),  # wall clock: the gaps between one measurement's end and the next's start
+    }
     log_phases({**{k: base.get(k) for k in keys}, **phases, **process})
 
 
