@@ -5,11 +5,11 @@
 
 PyTorch's as-written points each run in a freshly started interpreter, and their fidelity twins start two more per
 round (runner.measure.spares). Each arm is one complete `python -m runner run` of the chosen workloads (as-written,
-PyTorch, twins on), in a fresh process, writing its own result file; the arms run one after the other in the
-order given. Prints, per arm: the run's wall time, the points measured, the measuring processes and scripts the
-twins started, each twin's ratio and verdict, and then the wall-time ratio spares / off. Both arms' twins must
-stay as faithful as each other: spares change when an interpreter imports, not what it runs. Not part of the test
-run.
+PyTorch, twins on), in a fresh process, writing its own result file and phase log (phases-ARM.jsonl: each
+measurement's phases and when it ended, so the gaps between measuring processes show); the arms run one after the
+other in the order given. Prints, per arm: the run's wall time, the points measured, the twins and their rounds,
+each twin's ratio and verdict, and then the wall-time ratio spares / off. Both arms' twins must stay as faithful as
+each other: spares change when an interpreter imports, not what it runs. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -37,7 +37,10 @@ def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
     cmd += ["--fidelity", "--fidelity-rounds", str(args.fidelity_rounds), "--no-equivalence", "-o", str(path)]
     if args.time_budget:
         cmd += ["--time-budget", str(args.time_budget)]
+    if args.no_profiler:
+        cmd += ["--no-profiler"]
     env = {**os.environ, "BENCHSITE_SPARES": "0" if arm == "off" else "1"}
+    env["BENCHSITE_PHASE_LOG"] = str(out / f"phases-{arm}.jsonl")  # each measurement's phases and its end
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -71,6 +74,7 @@ def main() -> None:
     parser.add_argument("--profile", default="standard")
     parser.add_argument("--fidelity-rounds", type=int, default=3)
     parser.add_argument("--time-budget", type=float, default=None)
+    parser.add_argument("--no-profiler", action="store_true", help="no profiled step after each measurement")
     parser.add_argument("--order", default="off,on", help="the arms, in the order they run (off, on)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/benchsite-spares-ab"))
     args = parser.parse_args()
