@@ -609,6 +609,10 @@ def measure_group(
         "compile_cache": plan.compile_cache,
     }
     job["seed_process"] = protocol.seed_process(job)
+    # what an interrupted run recorded as failed: a ladder resumed above a failed rung stays stopped
+    failed = [[i, m.error.type if m.error else "failed"] for i, m in done.items() if m.status == "failed"]
+    if failed:
+        job["failed"] = failed
     measurements: dict[int, Measurement] = dict(done)
     by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
 

@@ -258,7 +258,7 @@ def run_cases(
         current.clear()
         before = len(results)
         # the cases that failed so far go with the job: a ladder stops above its first failed rung
-        failed = [
+        failed = list(job.get("failed", [])) + [
             [i, r.get("error", {}).get("type", "failed")] for i, r in results.items() if r.get("status") == "failed"
         ]
         spare = take_spare() if take_spare is not None else None
