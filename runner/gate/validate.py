@@ -28,6 +28,7 @@ errors. Memory stays bounded: per file only the figures the cross-file checks ne
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import re
 import statistics
@@ -612,6 +613,21 @@ def _faster_than_before(history: dict[tuple[str, ...], list[tuple[datetime, str,
     return problems
 
 
+def median_without(ordered: list[float], value: float) -> float:
+    """The median of `ordered` (sorted) with one occurrence of `value` taken out, without copying: O(log n). The
+    cohort check asks it once per machine of a cohort, so the gate stays linear in the files it reads (a list of
+    the others per row made 10,000 generated files take over 16 minutes)."""
+    where = bisect.bisect_left(ordered, value)
+    if where >= len(ordered) or ordered[where] != value:
+        raise ValueError(f"{value} is not in the list")
+    n = len(ordered) - 1  # the others
+
+    def kth(k: int) -> float:  # the k-th smallest of the others
+        return ordered[k] if k < where else ordered[k + 1]
+
+    return kth(n // 2) if n % 2 else (kth(n // 2 - 1) + kth(n // 2)) / 2
+
+
 def _cohort_outliers(cohorts: dict[tuple[str, ...], list[tuple[str, str, int, float]]]) -> list[Problem]:
     problems = []
     for key, rows in cohorts.items():
@@ -620,16 +636,18 @@ def _cohort_outliers(cohorts: dict[tuple[str, ...], list[tuple[str, str, int, fl
             by_machine[machine] = min(median, by_machine.get(machine, median))
         if len(by_machine) < COHORT_MIN_MACHINES + 1:
             continue
+        ordered = sorted(by_machine.values())
+        typical_for = {machine: median_without(ordered, value) for machine, value in by_machine.items()}
         for machine, path, index, median in rows:
-            others = [v for m, v in by_machine.items() if m != machine]
-            typical = statistics.median(others)
+            typical = typical_for[machine]
+            others = len(by_machine) - 1
             factor = max(median / typical, typical / median)
             if factor >= COHORT_FACTOR:
                 problems.append(
                     Problem(
                         path,
                         f"measurements[{index}].median_s",
-                        f"{median:.4g} s is {factor:.0f}x away from the median {typical:.4g} s of {len(others)} "
+                        f"{median:.4g} s is {factor:.0f}x away from the median {typical:.4g} s of {others} "
                         f"other machines with a {key[4]} ({key[2]}, {key[1]}, {key[3]})",
                         "warning",
                     )
