@@ -615,8 +615,9 @@ def _faster_than_before(history: dict[tuple[str, ...], list[tuple[datetime, str,
 
 def median_without(ordered: list[float], value: float) -> float:
     """The median of `ordered` (sorted) with one occurrence of `value` taken out, without copying: O(log n). The
-    cohort check asks it once per machine of a cohort, so the gate stays linear in the files it reads (a list of
-    the others per row made 10,000 generated files take over 16 minutes)."""
+    cohort check asks it once per machine of a cohort, so the check grows with the rows, not with their square (a
+    list of the others for every row: 0.36 s against 0.011 s for 20 cohorts of 420 machines, about what 10,000
+    files give; a hundred times that per cohort at 100,000)."""
     where = bisect.bisect_left(ordered, value)
     if where >= len(ordered) or ordered[where] != value:
         raise ValueError(f"{value} is not in the list")
