@@ -678,24 +678,16 @@ class _Spares:
         self.on = bool(job["seed_process"]) and os.environ.get(SPARES_ENV, "1") != "0"
         twinned = [i for i in indices if plan.options.twins and _twin_of(group, i) is not None]
         rounds = plan.options.fidelity_rounds
-        self.workers_left = len(indices) + len(twinned) * (rounds - 1)  # an upper bound: long units take fewer
-        self.scripts_left = len(twinned) * rounds
-        self.workers = spares.Pool(spares.worker_argv(group.framework))
-        self.scripts = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE))
+        # upper bounds (a point with long units takes fewer rounds): they size the batches
+        workers = len(indices) + len(twinned) * (rounds - 1)
+        self.workers = spares.Pool(spares.worker_argv(group.framework), expected=workers)
+        self.scripts = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE), expected=len(twinned) * rounds)
 
     def take_worker(self) -> spares.Spare | None:
-        if not self.on:
-            return None
-        spare = self.workers.take(max(1, self.workers_left))
-        self.workers_left -= 1
-        return spare
+        return self.workers.take() if self.on else None
 
     def take_script(self) -> spares.Spare | None:
-        if not self.on:
-            return None
-        spare = self.scripts.take(max(1, self.scripts_left))
-        self.scripts_left -= 1
-        return spare
+        return self.scripts.take() if self.on else None
 
     def close(self) -> None:
         self.workers.close()
