@@ -12,7 +12,8 @@ is probed once), then the transcription in a fresh process (mean seconds per uni
 harness's budget held, after one warm-up unit, as the harness records warm-up apart). Both sides give the
 same statistic, the mean seconds per unit (a seed times N units as one block); the harness's median, the
 figure the site reports, is printed beside it. The ratio is benchsite / transcription of the medians over
-rounds. Target: 0.95 .. 1.05 on every row. Seed 002 is
+rounds, with the 95% interval and verdict a result file's `fidelity` block gives (runner.fidelity.summarise).
+Target: 0.95 .. 1.05 on every row. benchsite's side runs without the run's own twin (fidelity=False). Seed 002 is
 transcribed into PyTorch (Julia is not part of the suite) and seed 003 prints no loop, so its row compares
 with the plain Hugging Face fine-tuning step. Not part of the test run.
 """
@@ -191,6 +192,7 @@ def main() -> None:
 
     import torch
 
+    from runner import fidelity
     from tests.benchmarks.points import PointRunner, mean_per_unit
 
     devices = args.device or (["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"])
@@ -216,6 +218,8 @@ def main() -> None:
             b = statistics.median(bench)
             for launch in launches:
                 t = statistics.median(trans[launch])
+                # the interval and verdict a result file's fidelity block would carry (ratio of medians over rounds)
+                summary = fidelity.summarise(bench, trans[launch])
                 entry = {
                     "seed": row["seed"],
                     "measurement": label if launch == "plain" else f"{label} [{launch}]",
@@ -225,13 +229,16 @@ def main() -> None:
                     "benchsite_s": b,
                     "benchsite_median_s": statistics.median(bench_medians),
                     "ratio": b / t,
+                    "ci95": list(summary.ci95),
+                    "verdict": summary.verdict,
                     "benchsite_rounds": bench,
                     "transcription_rounds": trans[launch],
                 }
                 table.append(entry)
                 print(
                     f"{row['seed']} {entry['measurement']:40s} {device:5s} seed {t * 1e3:10.3f} ms  benchsite "
-                    f"{b * 1e3:10.3f} ms (median {entry['benchsite_median_s'] * 1e3:.3f})  ratio {b / t:6.3f}  "
+                    f"{b * 1e3:10.3f} ms (median {entry['benchsite_median_s'] * 1e3:.3f})  ratio {b / t:6.3f} "
+                    f"({summary.ci95[0]:.3f} .. {summary.ci95[1]:.3f}, {summary.verdict})  "
                     f"rounds {[round(x * 1e3, 2) for x in trans[launch]]} vs {[round(x * 1e3, 2) for x in bench]}",
                     flush=True,
                 )
@@ -240,14 +247,15 @@ def main() -> None:
     print()
     print(
         "| seed | measurement | device | transcription (ms/unit) | benchsite as-written, mean (ms/unit) "
-        f"| benchsite median | ratio of means | within {LOW}..{HIGH} |"
+        f"| benchsite median | ratio of means | 95% interval | verdict | within {LOW}..{HIGH} |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---|")
+    print("|---|---|---|---:|---:|---:|---:|---|---|---|")
     for r in table:
         ok = "yes" if LOW <= r["ratio"] <= HIGH else "no"
         print(
             f"| {r['seed']} | {r['measurement']} | {r['device']} | {r['transcription_s'] * 1e3:.3f} | "
-            f"{r['benchsite_s'] * 1e3:.3f} | {r['benchsite_median_s'] * 1e3:.3f} | {r['ratio']:.3f} | {ok} |"
+            f"{r['benchsite_s'] * 1e3:.3f} | {r['benchsite_median_s'] * 1e3:.3f} | {r['ratio']:.3f} | "
+            f"{r['ci95'][0]:.3f} .. {r['ci95'][1]:.3f} | {r['verdict']} | {ok} |"
         )
     outside = [r for r in table if not LOW <= r["ratio"] <= HIGH]
     print(f"\n{len(table) - len(outside)} of {len(table)} rows within {LOW} .. {HIGH}")

@@ -25,6 +25,7 @@ class PointRunner:
             equivalence=False,
             profile_ops=False,
             peaks=False,
+            fidelity=False,  # the benchmark sets the seed's script beside the point itself: no in-run twin rounds
             time_budget_s=seconds,
             output=Path(tempfile.gettempdir()),
         )
