@@ -168,22 +168,62 @@ def loops_page(site: Site) -> str:
     return render("loops.md.j2", **view)
 
 
+SCALE_MACHINES = 25  # machines each section of the scale page lists and draws (BENCHSITE_SCALE_MACHINES overrides)
+
+
+def scale_machines() -> int:
+    return max(1, int(os.environ.get("BENCHSITE_SCALE_MACHINES", SCALE_MACHINES)))
+
+
+def _newest(site: Site, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, int]]:
+    """The rows of the scale_machines() most recently contributed machines among the table's (the machines index's
+    order), and how many machines that leaves out of how many: the page lists every machine's own rows only up to
+    that bound, however many files there are; every row is on its machine's page and in the open data."""
+    ids = list(dict.fromkeys(table["machine_id"].astype(str)))
+    known = {m: site.machines[m].started_at for m in ids if m in site.machines}
+    ids.sort(key=lambda m: (m in known, known.get(m)), reverse=True)
+    keep = set(ids[: scale_machines()])
+    return table[table["machine_id"].astype(str).isin(keep)], {"shown": len(keep), "machines": len(ids)}
+
+
 def scale_page(site: Site) -> str:
     table = aggregate.scaling(site.scale_runs)
-    view: dict[str, Any] = {"site": site.view(), "rows": _records(table) if not table.empty else []}
-    view["spread"] = _records(aggregate.scaling_spread(table)) if not table.empty else []
+    view: dict[str, Any] = {"site": site.view(), "rows": [], "spread": [], "summary": []}
     if not table.empty:
-        view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(table, "efficiency"))
-        view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(table, "samples_per_s"))
+        view["summary"] = _records(
+            aggregate.summarise(
+                table[table["world_size"] > 1],
+                ["device_name", "loop", "framework", "model", "batch_size", "world_size"],
+                "efficiency",
+                runs=("run_id", "nunique"),
+                lo=("efficiency", "min"),
+                hi=("efficiency", "max"),
+            )
+        )
+        shown, view["ddp_count"] = _newest(site, table)
+        view["rows"] = _records(shown)
+        view["spread"] = _records(aggregate.scaling_spread(shown))
+        view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(shown, "efficiency"))
+        view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(shown, "samples_per_s"))
     spark = aggregate.spark_inference(site.frame)
-    view["spark_rows"] = _records(spark) if not spark.empty else []
+    view["spark_rows"], view["spark_summary"] = [], []
     if not spark.empty:
-        view["spark"] = site.chart("scale-spark", charts.spark_chart(spark))
+        keys = ["device_name", "spark_master", "model", "batch_size", "partitions"]
+        view["spark_summary"] = _records(
+            aggregate.summarise(
+                spark, keys, "samples_per_s", lo=("samples_per_s", "min"), hi=("samples_per_s", "max")
+            ).sort_values(keys)
+        )
+        shown, view["spark_count"] = _newest(site, spark)
+        view["spark_rows"] = _records(shown)
+        view["spark"] = site.chart("scale-spark", charts.spark_chart(shown))
     stream = aggregate.spark_streaming(site.frame)
-    view["stream_rows"] = _records(stream) if not stream.empty else []
-    view["sustained_rows"] = _records(aggregate.sustained(stream)) if not stream.empty else []
+    view["stream_rows"], view["sustained_rows"] = [], []
     if not stream.empty:
-        view["stream"] = site.chart("scale-stream", charts.stream_chart(stream))
+        shown, view["stream_count"] = _newest(site, stream)
+        view["stream_rows"] = _records(shown)
+        view["sustained_rows"] = _records(aggregate.sustained(shown))
+        view["stream"] = site.chart("scale-stream", charts.stream_chart(shown))
     return render("scale.md.j2", **view)
 
 

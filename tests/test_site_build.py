@@ -236,3 +236,39 @@ def test_the_machines_index_is_paginated(tmp_path, monkeypatch):
     for machine_id in listed[1]:
         assert (tmp_path / "site" / "machines" / f"{machine_id}.html").exists()
     assert "machines 3 to 3 of 3" in visible(second)
+
+
+def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(tmp_path, monkeypatch):
+    """At 100,000 files a table of every machine's Spark points would be megabytes: each section lists and draws
+    the BENCHSITE_SCALE_MACHINES newest machines, and the summary above it counts every machine."""
+    from datetime import timedelta
+
+    results, ids = tmp_path / "results", []
+    point = {"model": "vit-tiny", "batch_size": 16, "partitions": 2}
+    for day, label in enumerate(("one", "two", "three", "four")):
+        m = make_measurement(workload="spark-inference", variant="as-written", point=point, median_s=0.3 + day / 100)
+        result = make_result([m], label=label)
+        run = result.run.model_copy(
+            update={"started_at": result.run.started_at + timedelta(days=day), "finished_at": None}
+        )
+        result = result.model_copy(
+            update={"run": run.model_copy(update={"finished_at": run.started_at + timedelta(minutes=5)})}
+        )
+        ids.append(save_under(results, result).parent.name)
+    monkeypatch.setenv("BENCHSITE_SCALE_MACHINES", "2")
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "scale.html").read_text()
+    linked = set(re.findall(r'href="machines/([0-9a-f]{16})\.html"', page))
+    assert linked == set(ids[2:]), (linked, ids)  # the two newest, never the older two
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", visible(page))))
+    assert "the 2 most recently contributed of the 4 machines" in text
+    # the summary counts all four machines, with the median's interval and the range over machines
+    assert re.search(r"AMD EPYC - vit-tiny 16 2 4 [\d,]+ [\d,]+ \.\. [\d,]+ [\d,]+ \.\. [\d,]+", text), text
+    charted = {
+        row["machine_id"]
+        for match in re.finditer(r'id="chart-scale-spark" data-spec="([^"]*)"', page)
+        for rows in json.loads(html.unescape(match.group(1)))["datasets"].values()
+        for row in rows
+    }
+    assert charted == set(ids[2:])

@@ -239,7 +239,9 @@ def main() -> None:
         inc_s, inc_gib, _ = run_measured(build, env={**env, "BENCHSITE_CACHE": str(cache)})
         print(f"{size}: cold build filling the cache {fill_s:.1f} s, one file added {inc_s:.1f} s", flush=True)
         pages = sum(1 for _ in site.rglob("*.html"))
-        largest = max(p.stat().st_size for p in site.rglob("*.html")) / 1e6
+        biggest = max(site.rglob("*.html"), key=lambda p: p.stat().st_size)
+        largest = biggest.stat().st_size / 1e6
+        print(f"{size}: largest page {biggest.relative_to(site)}, {largest:.2f} MB", flush=True)
         rows.append(
             (
                 size,
