@@ -83,3 +83,63 @@ def test_compare_reads_a_results_folder_and_the_sites_parquet(tmp_path):
     ]
     missing = cli.invoke(app, ["compare", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 1
+
+
+def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
+    """Published compares a device with every group of its class and loop at once (a matrix of medians); the
+    rule it implements, written out pair by pair: every other machine's device of the class and loop that
+    shares a (workload hash, framework) with it, the geometric mean of the ratios of medians over those shared,
+    ranked fastest first (ties in the index's order). `keep` shortens the list and never the rank."""
+    rng = np.random.default_rng(11)
+    rows = []
+    for m in range(30):
+        for device, name in (("cpu", f"CPU {m % 4}"), ("cuda" if m % 3 else "rocm", f"GPU {m % 5}")):
+            for variant in ("as-written", "tuned"):
+                for digest in rng.choice(8, size=rng.integers(1, 8), replace=False):
+                    for framework in ("torch", "jax")[: 1 + m % 2]:
+                        samples = tuple(np.exp(rng.normal(np.log(1 + m % 7), 0.05, 7)))
+                        rows.append(
+                            standing.Row(
+                                f"m{m:02d}",
+                                device,
+                                name,
+                                "w",
+                                f"h{digest}",
+                                framework,
+                                variant,
+                                3,
+                                "standard",
+                                "2026-11-25",
+                                samples,
+                            )
+                        )
+    index = standing.Published(rows, 3, "standard")
+    for m in range(30):
+        me = f"m{m:02d}"
+        mine = [r for r in rows if r.machine_id == me]
+        places = standing.standing_of(me, 3, "standard", mine, index)
+        short = standing.standing_of(me, 3, "standard", mine, index, keep=1)
+        assert [(p.rank, p.of, p.versus[:1]) for p in places] == [(p.rank, p.of, p.versus) for p in short]
+        for place in places:
+            own = {
+                (r.workload_hash, r.framework): r
+                for r in mine
+                if r.variant == place.variant and standing.device_class(r.device) == place.device_class
+            }
+            expected = []
+            for (machine, device, name, variant), theirs in index.groups:
+                if machine == me or variant != place.variant:
+                    continue
+                if standing.device_class(device) != place.device_class:
+                    continue
+                shared = sorted(set(own) & set(theirs))
+                if shared:
+                    ratio = np.exp(np.mean([np.log(own[k].median / theirs[k].median) for k in shared]))
+                    expected.append((machine, name, ratio, len(shared)))
+            expected.sort(key=lambda e: -e[2])
+            assert place.of == len(expected) + 1
+            assert place.rank == 1 + sum(e[2] > 1 for e in expected)
+            got = [(v.machine_id, v.device_name, v.shared) for v in place.versus]
+            assert got == [(e[0], e[1], e[3]) for e in expected]
+            assert [v.ratio for v in place.versus] == pytest.approx([e[2] for e in expected], rel=1e-12)
+            assert place.versus[0].lo is not None and all(v.lo is None for v in place.versus[1:])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -209,10 +209,17 @@ def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> t
     return float(np.exp(lo)), float(np.exp(hi))
 
 
+def seeded_interval(mine: list[Row], theirs: list[Row], seed: int) -> tuple[float, float]:
+    """`_interval` with the generator a standing gives the device at `seed` (its place among those compared)."""
+    return _interval(mine, theirs, np.random.default_rng([SEED, seed]))
+
+
 class Published:
     """The published rows of one suite version and profile, indexed once for any number of standings (the site
     asks for one per machine page): each machine's newest measurement per device, workload hash and framework,
-    grouped by (machine, device, device name, loop)."""
+    grouped by (machine, device, device name, loop), and per loop and device class one matrix of the groups'
+    medians (a row per group in the index's order, a column per (workload hash, framework), NaN where a group did
+    not measure it), so that one standing compares with every group at once instead of one group at a time."""
 
     def __init__(self, rows: Iterable[Row], suite: int, profile: str):
         self.suite, self.profile = suite, profile
@@ -221,6 +228,26 @@ class Published:
         for (machine_id, device, digest, framework), r in newest.items():
             groups[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
         self.groups = sorted(groups.items())
+        self.blocks: dict[tuple[str, str], _Block] = {}
+        members: dict[tuple[str, str], list[int]] = defaultdict(list)
+        for i, ((_, device, _, variant), _) in enumerate(self.groups):
+            members[(variant, device_class(device))].append(i)
+        for key, indices in members.items():
+            self.blocks[key] = _Block([self.groups[i] for i in indices])
+
+
+class _Block:
+    """The groups of one loop and device class (Published.blocks), in the index's order."""
+
+    def __init__(self, groups: list[tuple[tuple[str, str, str, str], dict[tuple[str, str], Row]]]):
+        self.machines = np.array([machine for (machine, _, _, _), _ in groups], dtype=object)
+        self.names = [name for (_, _, name, _), _ in groups]
+        self.rows = [rows for _, rows in groups]
+        self.columns = {k: j for j, k in enumerate(sorted({k for rows in self.rows for k in rows}))}
+        self.medians = np.full((len(groups), len(self.columns)), np.nan)
+        for i, rows in enumerate(self.rows):
+            for k, r in rows.items():
+                self.medians[i, self.columns[k]] = r.median
 
 
 def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
@@ -235,10 +262,14 @@ def standing_of(
     profile: str,
     mine_rows: Iterable[Row],
     published: Iterable[Row] | Published,
+    keep: int | None = None,
+    interval: Callable[[list[Row], list[Row], int], tuple[float, float]] = seeded_interval,
 ) -> list[Standing]:
     """`standing` for one machine's rows (the site's machine pages pass the rows of its frame, and one
     `Published` index for all of them). Every other device is ranked by its point estimate; the bootstrap interval
-    is drawn for the fastest alone, with the same seed it would have had were every interval drawn."""
+    is drawn for the fastest alone, with the same seed it would have had were every interval drawn. `keep`: how
+    many of the other devices each standing lists, fastest first (None: all; the rank counts all). `interval`:
+    what draws the fastest's interval (the site passes seeded_interval behind its build cache)."""
     index = published if isinstance(published, Published) else Published(published, suite, profile)
     if (index.suite, index.profile) != (suite, profile):
         raise ValueError(f"published rows of suite {index.suite} {index.profile}, not {suite} {profile}")
@@ -247,28 +278,43 @@ def standing_of(
         by_device[(r.device, r.variant, r.device_name)][(r.workload_hash, r.framework)] = r
     out = []
     for (device, variant, device_name), mine in sorted(by_device.items()):
-        mine_keys = set(mine)
-        # (seed index, point estimate, machine, device name, shared keys, their rows), in the order of the index
-        found: list[tuple[int, float, str, str, list[tuple[str, str]], dict[tuple[str, str], Row]]] = []
-        for (their_machine, their_device, their_name, their_variant), rows in index.groups:
-            if their_machine == machine_id or their_variant != variant:
-                continue
-            if device_class(their_device) != device_class(device):
-                continue
-            shared = sorted(mine_keys.intersection(rows))
-            if not shared:
-                continue
-            ratio = _point([mine[k] for k in shared], [rows[k] for k in shared])
-            found.append((len(found), ratio, their_machine, their_name, shared, rows))
-        if not found:
+        block = index.blocks.get((variant, device_class(device)))
+        keys = sorted(k for k in mine if block is not None and k in block.columns)
+        if block is None or not keys:
             continue
-        found.sort(key=lambda f: -f[1])  # stable: ties keep the index's order
-        versus = [Versus(m, name, ratio, None, None, len(shared)) for _, ratio, m, name, shared, _ in found]
-        seed, _, _, _, shared, rows = found[0]
-        lo, hi = _interval([mine[k] for k in shared], [rows[k] for k in shared], np.random.default_rng([SEED, seed]))
-        versus[0] = Versus(versus[0].machine_id, versus[0].device_name, versus[0].ratio, lo, hi, versus[0].shared)
-        rank = 1 + sum(v.ratio > 1 for v in versus)
-        out.append(Standing(device_class(device), variant, device_name, rank, len(versus) + 1, versus))
+        theirs = block.medians[:, [block.columns[k] for k in keys]]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            # per group, over the measurements it shares with this device (sorted, as _point takes them): the logs
+            # of my median over its, NaN where it did not measure one
+            logs = np.log(np.array([mine[k].median for k in keys]) / theirs)
+        shared = ~np.isnan(logs)
+        counts = shared.sum(axis=1)
+        valid = np.flatnonzero((counts > 0) & (block.machines != machine_id))
+        if not len(valid):
+            continue
+        ratios = np.exp(np.where(shared, logs, 0.0)[valid].sum(axis=1) / counts[valid])
+        order = np.argsort(-ratios, kind="stable")  # fastest first; ties keep the index's order
+        best = int(order[0])
+        group = int(valid[best])
+        both = [k for k, has in zip(keys, shared[group], strict=True) if has]
+        # the seed a pass over every group would have given the fastest: its place among those compared
+        lo, hi = interval([mine[k] for k in both], [block.rows[group][k] for k in both], best)
+        versus = []
+        for position in order[: len(order) if keep is None else keep]:
+            g = int(valid[position])
+            first = int(position) == best
+            versus.append(
+                Versus(
+                    block.machines[g],
+                    block.names[g],
+                    float(ratios[position]),
+                    lo if first else None,
+                    hi if first else None,
+                    int(counts[g]),
+                )
+            )
+        rank = 1 + int((ratios > 1).sum())
+        out.append(Standing(device_class(device), variant, device_name, rank, len(valid) + 1, versus))
     return out
 
 
