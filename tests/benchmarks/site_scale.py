@@ -207,7 +207,7 @@ def main() -> None:
         action="store_true",
         help="do not run `benchsite validate` over the generated files first (about 18 minutes at 10,000 files on a "
         "2-core machine). The files are the same for the same sizes and committed results, and the strict build "
-        "still fails on any file the gate refuses",
+        "still fails on any file that breaks a rule of the gate's per-file checks",
     )
     args = parser.parse_args()
 
