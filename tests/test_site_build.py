@@ -248,12 +248,9 @@ def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(t
     for day, label in enumerate(("one", "two", "three", "four")):
         m = make_measurement(workload="spark-inference", variant="as-written", point=point, median_s=0.3 + day / 100)
         result = make_result([m], label=label)
-        run = result.run.model_copy(
-            update={"started_at": result.run.started_at + timedelta(days=day), "finished_at": None}
-        )
-        result = result.model_copy(
-            update={"run": run.model_copy(update={"finished_at": run.started_at + timedelta(minutes=5)})}
-        )
+        started = result.run.started_at + timedelta(days=day)  # one machine a day: the newest are the last two
+        run = result.run.model_copy(update={"started_at": started, "finished_at": started + timedelta(minutes=5)})
+        result = result.model_copy(update={"run": run})
         ids.append(save_under(results, result).parent.name)
     monkeypatch.setenv("BENCHSITE_SCALE_MACHINES", "2")
     done = build_site(results, tmp_path / "site", strict=True)
