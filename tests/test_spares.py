@@ -43,9 +43,9 @@ def _threads(pid: int) -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 def test_a_spare_imports_ahead_and_then_runs_nothing_until_its_work_comes():
-    pool = spares.Pool(spares.script_argv("torch"), limit=2)
+    pool = spares.Pool(spares.script_argv("torch"), limit=2, expected=2)
     try:
-        spare = pool.take(2)
+        spare = pool.take()
         assert spare.ready and "torch" in spare.proc.args[-1]
         time.sleep(0.5)
         # the threads a fresh interpreter has right after `import torch`, no more: PyTorch's intra-op and OpenMP
@@ -97,14 +97,15 @@ def test_the_shipped_script_gives_its_figure_through_a_spare():
 
 def test_a_pool_starts_what_is_wanted_a_batch_at_a_time_and_kills_the_rest():
     batches: list[int] = []
-    pool = spares.Pool(spares.worker_argv("torch"), limit=2, started=batches.append)
-    first = pool.take(3)  # 3 wanted, 2 at most at once
-    second = pool.take(2)  # the batch's other one: nothing started
+    pool = spares.Pool(spares.worker_argv("torch"), limit=2, started=batches.append, expected=3)
+    first = pool.take()  # 3 expected, 2 at most at once
+    second = pool.take()  # the batch's other one: nothing started
     assert batches == [2]
     left = pool._ready[:]
-    third = pool.take(1)
-    assert batches == [2, 1] and not left
-    fourth = pool.take(5)  # a batch of 2, one taken and one left over
+    third = pool.take()  # the last one expected: a batch of 1
+    assert batches == [2, 1] and not left and pool.expected == 0
+    pool.expected = 5  # an upper bound that was too low is raised, as a caller would
+    fourth = pool.take()  # a batch of 2, one taken and one left over
     assert batches == [2, 1, 2]
     leftover = pool._ready[0]
     pool.close()
@@ -114,8 +115,8 @@ def test_a_pool_starts_what_is_wanted_a_batch_at_a_time_and_kills_the_rest():
 
 
 def test_a_spare_worker_measures_a_job_and_one_nobody_used_ends_by_itself():
-    pool = spares.Pool(spares.worker_argv("torch"), limit=2)
-    used, unused = pool.take(2), pool.take(1)
+    pool = spares.Pool(spares.worker_argv("torch"), limit=2, expected=2)
+    used, unused = pool.take(), pool.take()
     events: list[dict] = []
     failure = executor.run_child({"kind": "describe", "framework": "torch"}, events.append, 60, spare=used)
     assert failure is None and events[0]["event"] == "describe" and events[0]["info"]["version"]
@@ -134,9 +135,9 @@ def test_as_written_points_and_their_twins_run_in_spares_unless_switched_off(tmp
     taken: list[str] = []
     real_take = spares.Pool.take
 
-    def take(self, wanted=1):
+    def take(self):
         taken.append("script" if "-c" in self.argv else "worker")
-        return real_take(self, wanted)
+        return real_take(self)
 
     monkeypatch.setattr(spares.Pool, "take", take)
     plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, fidelity=True)

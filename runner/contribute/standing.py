@@ -193,14 +193,9 @@ def _median_draws(samples: tuple[float, ...], rng: np.random.Generator) -> np.nd
     return np.median(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))], axis=1)
 
 
-def _point(mine: list[Row], theirs: list[Row]) -> float:
-    """The geometric mean over the pairs of (my median / their median)."""
-    logs = np.array([np.log(m.median / t.median) for m, t in zip(mine, theirs, strict=True)])
-    return float(np.exp(logs.mean()))
-
-
 def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float]:
-    """The bootstrap 95% interval of `_point`: every pair's medians resampled from its raw samples."""
+    """The bootstrap 95% interval of the ratio (the geometric mean over the pairs of my median over theirs):
+    every pair's medians resampled from its raw samples."""
     draws = np.zeros(BOOTSTRAP)
     for m, t in zip(mine, theirs, strict=True):
         draws += np.log(_median_draws(m.samples_s, rng) / _median_draws(t.samples_s, rng))
@@ -284,8 +279,8 @@ def standing_of(
             continue
         theirs = block.medians[:, [block.columns[k] for k in keys]]
         with np.errstate(invalid="ignore", divide="ignore"):
-            # per group, over the measurements it shares with this device (sorted, as _point takes them): the logs
-            # of my median over its, NaN where it did not measure one
+            # per group, over the measurements this device measured (sorted): the log of my median over its, NaN
+            # where it did not measure one; the ratio is the geometric mean over those it shares
             logs = np.log(np.array([mine[k].median for k in keys]) / theirs)
         shared = ~np.isnan(logs)
         counts = shared.sum(axis=1)

@@ -140,10 +140,10 @@ class Pool:
     expected: int = 1  # how many the caller will still take (an upper bound), counted down by take()
     _ready: list[Spare] = field(default_factory=list)
 
-    def take(self, wanted: int | None = None) -> Spare:
-        """A ready spare. With none left, a batch of min(wanted, limit) is started and waited for, where `wanted`
-        is how many the caller will still take from this pool, this one included (default: `expected`)."""
-        wanted = max(1, self.expected if wanted is None else wanted)
+    def take(self) -> Spare:
+        """A ready spare. With none left, a batch of min(expected, limit) is started and waited for: as many as
+        the caller will still take from this pool, this one included."""
+        wanted = max(1, self.expected)
         self.expected = max(0, self.expected - 1)
         if not self._ready:
             batch = [_start(self.argv) for _ in range(max(1, min(wanted, self.limit)))]
