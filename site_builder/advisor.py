@@ -246,7 +246,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(rows, machines, keys): every ok measurement of the newest machines that another of them also ran, slim
     (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval); one
     fingerprint per machine; the measurements' labels by number."""
-    newest = sorted(site.machines, key=lambda m: site.machines[m].started_at, reverse=True)[:COMPARE_MACHINES]
+    newest = site.newest_machines[:COMPARE_MACHINES]
     everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
     ok = aggregate.ok_rows(everything)
     ok = ok[ok["machine_id"].isin(set(newest))]

@@ -95,7 +95,7 @@ def home(site: Site) -> str:
         view["overview"] = site.chart(
             "speedups-overview", charts.speedup_overview(aggregate.speedup_summary(site.speedups))
         )
-    latest = sorted(site.machines.items(), key=lambda kv: kv[1].started_at, reverse=True)[:LATEST_CONTRIBUTIONS]
+    latest = [(m, site.machines[m]) for m in site.newest_machines[:LATEST_CONTRIBUTIONS]]
     view["latest"] = [
         {
             "id": mid,
@@ -124,8 +124,8 @@ def speedups_page(site: Site) -> str:
             unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
         )
         view["by_model"] = _records(by_model)
-        newest = sorted(site.machines, key=lambda m: site.machines[m].started_at, reverse=True)
-        shown = [m for m in newest if m in set(site.speedups["machine_id"])][: charts.HEATMAP_MACHINES]
+        measured = set(site.speedups["machine_id"])
+        shown = [m for m in site.newest_machines if m in measured][: charts.HEATMAP_MACHINES]
         view["shown"] = len(shown)
         view["heatmap"] = site.chart("speedups-by-machine", charts.machine_heatmap(site.speedups, shown))
     return render("speedups.md.j2", **view)
@@ -179,11 +179,9 @@ def _newest(site: Site, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
     """The rows of the scale_machines() most recently contributed machines among the table's (the machines index's
     order), and how many machines that leaves out of how many: the page lists every machine's own rows only up to
     that bound, however many files there are; every row is on its machine's page and in the open data."""
-    ids = list(dict.fromkeys(table["machine_id"].astype(str)))
-    known = {m: site.machines[m].started_at for m in ids if m in site.machines}
-    ids.sort(key=lambda m: (m in known, known.get(m)), reverse=True)
-    keep = set(ids[: scale_machines()])
-    return table[table["machine_id"].astype(str).isin(keep)], {"shown": len(keep), "machines": len(ids)}
+    present = set(table["machine_id"].astype(str))
+    keep = set([m for m in site.newest_machines if m in present][: scale_machines()])
+    return table[table["machine_id"].astype(str).isin(keep)], {"shown": len(keep), "machines": len(present)}
 
 
 def scale_page(site: Site) -> str:
@@ -268,7 +266,8 @@ def _machine_rows(site: Site) -> list[dict[str, Any]]:
     everything = pd.concat([site.frame, site.apart]) if not site.apart.empty else site.frame
     counts = everything.groupby("machine_id", observed=True).size() if not everything.empty else pd.Series()
     rows = []
-    for mid, s in sorted(site.machines.items(), key=lambda kv: kv[1].started_at, reverse=True):
+    for mid in site.newest_machines:
+        s = site.machines[mid]
         m = s.machine
         gpu = m.accelerators[0] if m.accelerators else None
         rows.append(

@@ -86,6 +86,12 @@ class Site:
         scale_runs = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
         return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
 
+    @functools.cached_property
+    def newest_machines(self) -> list[str]:
+        """Every machine's id, the most recently contributed first (the machines index's order; ties keep the
+        order the files were read in)."""
+        return sorted(self.machines, key=lambda m: self.machines[m].started_at, reverse=True)
+
     @property
     def frameworks(self) -> list[str]:
         return sorted(self.frame["framework"].unique()) if not self.frame.empty else []
