@@ -161,6 +161,13 @@ def main() -> None:
     parser.add_argument("--depth", action="append", type=int, help="seed 001 depths (default: 2, 8, 12)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per run, each side")
+    parser.add_argument(
+        "--min-units",
+        type=int,
+        default=3,
+        help="the fewest units a script run times (default 3); 1 where a unit outlasts --seconds, as the run's "
+        "own twin does (seed 004's 36 s CPU epoch)",
+    )
     parser.add_argument("--json", type=Path, help="also write the rows here")
     parser.add_argument(
         "--drop-env",
@@ -209,7 +216,7 @@ def main() -> None:
                 label = f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())}".strip()
                 bench.append(mean_per_unit(m))
                 bench_medians.append(m.median_s)
-                units = max(3, round(args.seconds / m.median_s))
+                units = max(args.min_units, round(args.seconds / m.median_s))
                 for launch in launches:
                     trans[launch].append(transcription(row, device, units, args.drop_env, launch))
                 # each round as it ends: a command cut short by a time limit still shows what it measured
