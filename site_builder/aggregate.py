@@ -4,8 +4,9 @@ Only measurements with the same workload_hash are ever compared; a speedup compa
 the CPU of the same machine, same framework and same workload_hash.
 
 Files stream through a Collector one at a time and are reduced to columns at once, so that ten thousand
-contributed files never sit in memory as objects: the frame holds one row per measurement, the machine
-summaries the newest fingerprint and top operators per machine.
+contributed files never sit in memory as objects: the rows are kept as Apache Arrow tables (a few Python values per
+row only until a batch of them is converted), the frame holds one row per measurement, the machine summaries the
+newest fingerprint and top operators per machine.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import streaming
@@ -182,14 +185,36 @@ class MachineSummary:
     fidelity: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
 
 
+# Rows a Collector keeps as Python values before it converts them into one Arrow table: a table per result file
+# would cost more in per-table overhead than its rows hold, at 100,000 files.
+FLUSH_ROWS = 16_384
+
+
+@dataclass(frozen=True)
+class _Slice:
+    """Rows start..stop of a table (the build cache's): kept as such until the rows are needed, so that the slices of
+    consecutive cached files join into one."""
+
+    table: pa.Table
+    start: int
+    stop: int
+
+
 class Collector:
-    """Reduce result files to a measurement frame and per-machine summaries, one file at a time."""
+    """Reduce result files to a measurement frame and per-machine summaries, one file at a time.
+
+    The rows are held column by column in Arrow tables (`table`): each added file's rows wait as Python values until
+    FLUSH_ROWS of them are converted together, a cached file's rows stay a slice of the cache's own table. Each
+    file's row count is kept in file order, so that a file's rows can be taken out again and the cache can save the
+    rows file by file."""
 
     def __init__(self) -> None:
-        self._columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._pending: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        self._pending_rows = 0
+        self._parts: list[pa.Table | _Slice] = []
+        self._counts: list[tuple[str, int]] = []  # (file, rows), in the order the rows are held
         self.machines: dict[str, MachineSummary] = {}
         self.files = 0
-        self._sources: list[str] = []  # each row's file, so that a file's rows can be taken out again
 
     def add(self, path: Path, result: ResultFile) -> None:
         self.files += 1
@@ -208,7 +233,8 @@ class Collector:
             "profile": result.suite.profile,
             "suite": result.suite.version,
         }
-        columns = self._columns
+        columns = self._pending
+        rows = 0
         summary = self._summary(result, source)
         for check in result.equivalence:
             key = (intern(check.framework), intern(check.workload), intern(point_label(check.point)))
@@ -254,13 +280,13 @@ class Collector:
                 "unit": m.unit,
                 "peak_tflops": peak,
                 "peak_source": peak_source,
-                "samples": np.asarray(m.samples_s, dtype=float),
+                "samples": m.samples_s,
             }
             for name, value in common.items():
                 columns[name].append(value)
             for name, value in row.items():
                 columns[name].append(value)
-            self._sources.append(source)
+            rows += 1
             if m.top_ops:
                 key = (m.workload_hash, m.framework, m.device)
                 known = summary.top_ops.get(key)
@@ -278,6 +304,11 @@ class Collector:
                             "ops": [(op.name, op.self_s, op.calls) for op in ops],
                         },
                     )
+
+        self._counts.append((source, rows))
+        self._pending_rows += rows
+        if self._pending_rows >= FLUSH_ROWS:
+            self._flush()
 
     @staticmethod
     def _twin(summary: MachineSummary, started_at: datetime, m: Any) -> bool:
@@ -318,24 +349,62 @@ class Collector:
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements), source))
         return summary
 
-    @property
-    def columns(self) -> dict[str, list[Any]]:
-        """The rows collected so far, column by column (COLUMNS), each row's values in the order added."""
-        return self._columns
+    def _flush(self) -> None:
+        """Convert the rows waiting as Python values into one Arrow table (types inferred; see `table`)."""
+        if self._pending_rows:
+            self._parts.append(pa.table(self._pending))
+            self._pending = {name: [] for name in COLUMNS}
+            self._pending_rows = 0
 
-    def restore(self, columns: dict[str, list[Any]], sources: list[str]) -> None:
-        """Put back rows this collector's `columns` held (site_builder.cache), with each row's file."""
-        self._columns = {name: list(columns[name]) for name in COLUMNS}
-        self._sources = [sys.intern(source) for source in sources]
+    def table(self) -> pa.Table:
+        """Every row collected so far, in the order added, as one Arrow table (COLUMNS). Parts whose types differ (a
+        column all null in one, an integer sweep value given as 8.0 in another) are joined under the wider type."""
+        self._flush()
+        parts = [p.table.slice(p.start, p.stop - p.start) if isinstance(p, _Slice) else p for p in self._parts]
+        if not parts:
+            return pa.table({name: pa.array([], type=pa.null()) for name in COLUMNS})
+        joined = parts[0] if len(parts) == 1 else pa.concat_tables(parts, promote_options="permissive")
+        self._parts = [joined]
+        return joined
+
+    @property
+    def rows(self) -> int:
+        """How many rows were collected (site_builder.cache saves the rows file by file)."""
+        return sum(n for _, n in self._counts)
+
+    def restore(self, table: pa.Table, start: int, stop: int, source: str) -> None:
+        """Put back one file's rows, `table`'s rows start..stop (site_builder.cache's table, its COLUMNS)."""
+        self._flush()
+        self._append(_Slice(table, start, stop))
+        self._counts.append((sys.intern(source), stop - start))
+
+    def _append(self, part: pa.Table | _Slice) -> None:
+        last = self._parts[-1] if self._parts else None
+        if (
+            isinstance(last, _Slice)
+            and isinstance(part, _Slice)
+            and last.table is part.table
+            and last.stop == part.start
+        ):
+            self._parts[-1] = _Slice(part.table, last.start, part.stop)  # the next cached file's rows follow on
+        else:
+            self._parts.append(part)
 
     def merge(self, other: Collector) -> None:
         """Fold in a collector filled elsewhere (a loading process, or a file's entry in the build cache): its rows
         appended; per machine the newest fingerprint, every run, and the newest top operators and seed-script twin
-        per measurement. `other` is left as it was: the build cache saves it after the merge."""
+        per measurement. `other` is left as it was."""
         self.files += other.files
-        for name, values in other._columns.items():
-            self._columns[name].extend(values)
-        self._sources.extend(other._sources)
+        if other._parts:
+            self._flush()
+            for part in other._parts:
+                self._append(part)
+        for name, values in other._pending.items():
+            self._pending[name].extend(values)
+        self._pending_rows += other._pending_rows
+        self._counts.extend(other._counts)
+        if self._pending_rows >= FLUSH_ROWS:
+            self._flush()
         for machine_id, given in other.machines.items():
             theirs = replace(
                 given,
@@ -364,10 +433,10 @@ class Collector:
     def drop_files(self, paths: set[str]) -> None:
         """Take files back out (a replayed file, found once every file is read): their rows, and their runs in
         the machines' run lists; a machine left with no run goes."""
-        keep = [i for i, source in enumerate(self._sources) if source not in paths]
-        for name, values in self._columns.items():
-            self._columns[name] = [values[i] for i in keep]
-        self._sources = [self._sources[i] for i in keep]
+        table = self.table()
+        keep = np.repeat([source not in paths for source, _ in self._counts], [n for _, n in self._counts])
+        self._parts = [table.filter(pa.array(keep, type=pa.bool_()))]
+        self._counts = [(source, n) for source, n in self._counts if source not in paths]
         for machine_id, summary in list(self.machines.items()):
             before = len(summary.runs)
             summary.runs = [run for run in summary.runs if run[4] not in paths]
@@ -392,15 +461,43 @@ class Collector:
         return self._raw(workload).reset_index(drop=True)
 
     def _raw(self, workload: str | None) -> pd.DataFrame:
-        frame = pd.DataFrame(self._columns, columns=COLUMNS)
+        everything = table = self.table()
         if workload is not None:
-            frame = frame[frame["workload"] == workload]
-        if frame.empty:
-            return frame
+            workload_column = table.column("workload")
+            if pa.types.is_null(workload_column.type):
+                return pd.DataFrame(columns=COLUMNS)
+            table = table.filter(pc.equal(workload_column, workload))
+        if not len(table):
+            return pd.DataFrame(columns=COLUMNS)
+        frame = _pandas(table)
+        for name in COLUMNS:  # a column with gaps elsewhere keeps the type it has in the whole frame
+            whole, part = everything.column(name), table.column(name)
+            if whole.null_count and not part.null_count:
+                if pa.types.is_integer(whole.type):
+                    frame[name] = frame[name].astype("float64")
+                elif pa.types.is_boolean(whole.type):
+                    frame[name] = frame[name].astype(object)
         for name in NUMERIC:
             frame[name] = pd.to_numeric(frame[name], errors="coerce")
         frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
         return frame.sort_values("started_at", kind="stable")
+
+
+def _pandas(table: pa.Table) -> pd.DataFrame:
+    """The rows as pandas holds a frame built from the collected Python values (text as `str`, whole numbers as int64
+    or, with a gap, float64, flags with a gap as objects: Arrow's conversion gives the same types), converted column
+    by column; the raw sample lists become one read-only float64 array per row, each a view of Arrow's buffer."""
+    data: dict[str, Any] = {}
+    for name in COLUMNS:
+        column = table.column(name)
+        if name == "samples":
+            values = column.cast(pa.list_(pa.float64())).to_pandas()
+            data[name] = pd.Series(
+                [np.asarray(v if v is not None else [], dtype=float) for v in values], dtype=object, copy=False
+            )
+        else:
+            data[name] = column.to_pandas()
+    return pd.DataFrame(data, columns=COLUMNS)
 
 
 def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:

@@ -149,18 +149,11 @@ def _meta_json(entry: Entry) -> str:
 # --- the tables --------------------------------------------------------------------------------------------------
 
 
-def _rows_table(entries: list[Entry]) -> pa.Table:
-    columns: dict[str, list[Any]] = {name: [] for name in COLUMNS}
-    owner: list[int] = []
-    for index, entry in enumerate(entries):
-        rows = entry.collector.columns
-        for name in COLUMNS:
-            values = rows[name]
-            columns[name].extend(v.tolist() if isinstance(v, np.ndarray) else v for v in values)
-        owner.extend([index] * len(rows[COLUMNS[0]]))
-    arrays = {name: pa.array(values, from_pandas=False) for name, values in columns.items()}
-    arrays["_file"] = pa.array(owner, type=pa.int64())
-    return pa.table(arrays)
+def _rows_table(rows: pa.Table, counts: list[int]) -> pa.Table:
+    """Every file's rows in file order (a build's merged rows, before any file is taken back out), each marked with
+    its file's index."""
+    owner = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    return rows.select(COLUMNS).append_column("_file", pa.array(owner, type=pa.int64()))
 
 
 def _files_table(entries: list[Entry]) -> pa.Table:
@@ -186,7 +179,7 @@ class BuildCache:
         self.folder = folder / code_key()
         self._held: dict[tuple[str, str], int] = {}
         self._files: pa.Table | None = None
-        self._rows: pa.Table | None = None
+        self._rows: pa.Table | None = None  # COLUMNS only: each file's rows are a slice of it
         self._starts: np.ndarray | None = None
         self.dropped: str | None = None  # why what was there could not be used, if it could not
         self._open()
@@ -203,7 +196,7 @@ class BuildCache:
             self.dropped = f"build cache in {self.folder} not used ({exc}): every result file is read again"
             log.warning("benchsite: %s", self.dropped)
             return
-        self._files, self._rows = files, rows
+        self._files, self._rows = files, rows.select(COLUMNS)
         owners = rows.column("_file").to_numpy()
         if len(owners) and np.any(np.diff(owners) < 0):
             self.dropped = f"build cache in {self.folder} not used (its rows are out of order)"
@@ -225,16 +218,15 @@ class BuildCache:
         collector = Collector()
         collector.files = meta["files"]
         collector.machines = {machine_id: _summary_from(s) for machine_id, s in meta["machines"].items()}
-        start, stop = int(self._starts[index]), int(self._starts[index + 1])
-        rows = self._rows.slice(start, stop - start)
-        columns = {name: rows.column(name).to_pylist() for name in COLUMNS}
-        columns["samples"] = [np.asarray(v, dtype=float) for v in columns["samples"]]
-        collector.restore(columns, [path] * (stop - start))
+        collector.restore(self._rows, int(self._starts[index]), int(self._starts[index + 1]), path)
         fingerprint = (files["fp_indices"], files["fp_digests"], files["fp_medians"]) if files["accepted"] else None
         problems = [Problem(*p) for p in meta["problems"]]
         return Entry(path, sha256, problems, collector, fingerprint)
 
-    def save(self, entries: list[Entry]) -> None:
-        """Replace the cache with these entries (a build's every file), atomically; other code keys' caches go."""
-        tables = {ROWS: _rows_table(entries), FILES: _files_table(entries)}
+    def save(self, entries: list[Entry], rows: pa.Table, counts: list[int]) -> None:
+        """Replace the cache with these entries (a build's every file, in file order), atomically, with `rows`, their
+        rows in the same order (`counts` rows each); other code keys' caches go."""
+        if len(counts) != len(entries) or sum(counts) != len(rows):
+            raise ValueError(f"{len(rows)} rows in {len(counts)} counts do not belong to {len(entries)} files")
+        tables = {ROWS: _rows_table(rows, counts), FILES: _files_table(entries)}
         replace_tables(self.folder, tables, keep={memo.FOLDER})

@@ -148,7 +148,8 @@ def load_results(
         loaded.add(entry)
     loaded.cache_hits = len(paths) - len(missing)
     if cache is not None:
-        cache.save(complete)
+        counts = [entry.collector.rows for entry in complete]  # a refused file: none
+        cache.save(complete, loaded.collector.table(), counts)
     loaded.refuse_replays()
     errors = [p for p in loaded.problems if p.severity == "error"]
     if strict and errors:  # a warning (an unknown GPU, an outlier) leaves the file published and the build going

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
+from site_builder import aggregate, uncertainty
 from site_builder import memo as memo_module
-from site_builder import uncertainty
 from site_builder.cache import BuildCache
 from site_builder.load import load_results
 from site_builder.memo import Memo
@@ -63,6 +64,40 @@ def test_what_the_cache_gives_back_is_what_reading_the_files_gives(tmp_path):
     assert warm.cache_hits == 8
     _same(cold, first)
     _same(cold, warm)  # what was cached is each file's own contribution, not what merging made of it
+
+
+def test_rows_kept_in_arrow_parts_give_the_frame_one_part_gives(tmp_path, monkeypatch):
+    """The collector's rows are Arrow tables: flushed in batches (types inferred per batch, then joined under the
+    wider one), kept as slices of the cache's table, and a file taken back out takes exactly its own rows."""
+    results = tmp_path / "results"
+    _corpus(results, 8)
+    whole = load_results(results, workers=1)
+    monkeypatch.setattr(aggregate, "FLUSH_ROWS", 7)  # many parts, some with a column wholly null
+    parts = load_results(results, workers=1)
+    assert len(parts.collector._parts) > 3
+    _same(whole, parts)
+    monkeypatch.undo()
+    load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    cached = load_results(results, workers=1, cache=BuildCache(tmp_path / "cache"))
+    _same(whole, cached)
+    # consecutive cached files' rows stay one slice of the cache's table (no table per file at 100,000 files)
+    table = whole.collector.table()
+    joined = aggregate.Collector()
+    for start, stop, path in ((0, 5, "a"), (5, 9, "b"), (12, 20, "c")):
+        one = aggregate.Collector()
+        one.restore(table, start, stop, path)
+        joined.merge(one)
+    assert [(p.start, p.stop) for p in joined._parts] == [(0, 9), (12, 20)]
+    assert joined.table().equals(pa.concat_tables([table.slice(0, 9), table.slice(12, 8)]))
+    # a file taken out: the frame is the one the other files give
+    gone = str(whole.accepted[3])
+    for loaded in (whole, cached):
+        loaded.collector.drop_files({gone})
+    (results / Path(gone).relative_to(results)).unlink()
+    without = load_results(results, workers=1)
+    for loaded in (whole, cached):
+        pd.testing.assert_frame_equal(loaded.collector.frame(), without.collector.frame(), check_exact=True)
+        assert loaded.collector.rows == without.collector.rows == len(without.collector.table())
 
 
 def test_a_changed_or_corrupt_cache_is_rebuilt_never_served(tmp_path):
@@ -176,6 +211,14 @@ def test_intervals_kept_between_builds_are_the_ones_computing_gives(tmp_path, mo
         first, kept = uncertainty.median_of_intervals(*columns), uncertainty.median_of_intervals(*columns)
         assert repr(first) == repr(kept) == repr(computed)
     assert (again.hits, again.misses) == (41 + 2, 2)
+    # computed block by block, each row's interval is the one computing it alone gives
+    monkeypatch.setattr(uncertainty, "MEMO", None)
+    monkeypatch.setattr(uncertainty, "_ROW_BLOCK", 3)
+    blocks = uncertainty.ratio_intervals(nums, dens)
+    np.testing.assert_array_equal(blocks[0], plain[0])
+    np.testing.assert_array_equal(blocks[1], plain[1])
+    alone = uncertainty.ratio_intervals(nums[7:8], dens[7:8])
+    assert (alone[0][0], alone[1][0]) == (plain[0][7], plain[1][7])
     # the key is what the interval is computed from: the runs of a side count, not only its values
     joined = uncertainty.RunSamples([[1.0, 1.1, 1.2, 1.3, 1.25]])
     assert uncertainty.interval_key(nums[-1], dens[-1], 1000, 1, 0.95) != uncertainty.interval_key(
