@@ -378,6 +378,13 @@ class Collector:
         self._append(_Slice(table, start, stop))
         self._counts.append((sys.intern(source), stop - start))
 
+    def release_rows(self) -> None:
+        """Let the rows go once another collector holds them (site_builder.load merges each file's as it comes); the
+        files, machines and each file's row count stay."""
+        self._pending = {name: [] for name in COLUMNS}
+        self._pending_rows = 0
+        self._parts = []
+
     def _append(self, part: pa.Table | _Slice) -> None:
         last = self._parts[-1] if self._parts else None
         if (
@@ -448,19 +455,21 @@ class Collector:
         """One row per measurement and profile; where a machine ran the same measurement more than once with
         one profile, every run combined (combine_runs). Every suite version and profile: split() picks what is
         compared."""
-        frame = self._raw(None)
+        frame = self._raw(None, categories=True)
         if frame.empty:
             return frame
         frame = combine_runs(frame)
-        for name in CATEGORIES:
-            frame[name] = frame[name].astype("category")
+        for name in CATEGORIES:  # a value only an older run of a combined measurement had is not a category
+            frame[name] = frame[name].cat.remove_unused_categories()
         return frame.reset_index(drop=True)
 
     def runs_of(self, workload: str) -> pd.DataFrame:
         """One workload's rows, one per run (never combined): the Scale page draws every run."""
         return self._raw(workload).reset_index(drop=True)
 
-    def _raw(self, workload: str | None) -> pd.DataFrame:
+    def _raw(self, workload: str | None, categories: bool = False) -> pd.DataFrame:
+        """The rows as a frame, sorted by start time; `categories`: the CATEGORIES columns as categoricals from the
+        start (a column of the frame's repeated text costs a byte or two a row, not a string each)."""
         everything = table = self.table()
         if workload is not None:
             workload_column = table.column("workload")
@@ -469,7 +478,7 @@ class Collector:
             table = table.filter(pc.equal(workload_column, workload))
         if not len(table):
             return pd.DataFrame(columns=COLUMNS)
-        frame = _pandas(table)
+        frame = _pandas(table, CATEGORIES if categories else [])
         for name in COLUMNS:  # a column with gaps elsewhere keeps the type it has in the whole frame
             whole, part = everything.column(name), table.column(name)
             if whole.null_count and not part.null_count:
@@ -483,10 +492,11 @@ class Collector:
         return frame.sort_values("started_at", kind="stable")
 
 
-def _pandas(table: pa.Table) -> pd.DataFrame:
+def _pandas(table: pa.Table, categories: list[str]) -> pd.DataFrame:
     """The rows as pandas holds a frame built from the collected Python values (text as `str`, whole numbers as int64
     or, with a gap, float64, flags with a gap as objects: Arrow's conversion gives the same types), converted column
-    by column; the raw sample lists become one read-only float64 array per row, each a view of Arrow's buffer."""
+    by column; the raw sample lists become one read-only float64 array per row, each a view of Arrow's buffer; the
+    `categories` columns become categoricals (their categories sorted, as `astype("category")` sorts them)."""
     data: dict[str, Any] = {}
     for name in COLUMNS:
         column = table.column(name)
@@ -495,6 +505,8 @@ def _pandas(table: pa.Table) -> pd.DataFrame:
             data[name] = pd.Series(
                 [np.asarray(v if v is not None else [], dtype=float) for v in values], dtype=object, copy=False
             )
+        elif name in categories:
+            data[name] = column.to_pandas().astype("category")
         else:
             data[name] = column.to_pandas()
     return pd.DataFrame(data, columns=COLUMNS)

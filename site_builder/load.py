@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -131,24 +132,35 @@ def load_results(
     hashes = [file_sha256(path.read_bytes()) for path in paths]
     entries: list[Entry | None] = [cache.get(str(p), h) if cache else None for p, h in zip(paths, hashes, strict=True)]
     missing = [(paths[i], hashes[i]) for i, entry in enumerate(entries) if entry is None]
-    read: list[Entry] = []
-    if workers > 1 and len(missing) >= PARALLEL_MIN_FILES:
-        chunks = [missing[i : i + CHUNK_FILES] for i in range(0, len(missing), CHUNK_FILES)]
-        # spawn, not fork: the builder may run threads (mkdocs serve), and forking those is unsafe.
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            for part in pool.map(_read_files, chunks):
-                read.extend(part)
-    else:
-        read = _read_files(missing)
-    fresh = iter(read)
-    complete = [entry if entry is not None else next(fresh) for entry in entries]
+
+    def read() -> Iterator[Entry]:
+        """The missing files' entries, in file order, as they are read."""
+        if workers > 1 and len(missing) >= PARALLEL_MIN_FILES:
+            chunks = [missing[i : i + CHUNK_FILES] for i in range(0, len(missing), CHUNK_FILES)]
+            # spawn, not fork: the builder may run threads (mkdocs serve), and forking those is unsafe.
+            context = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+                for part in pool.map(_read_files, chunks):
+                    yield from part
+        else:
+            for one in missing:
+                yield from _read_files([one])
+
+    # Each file's contribution is merged as it comes, in file order; its rows are then let go (the merged rows keep
+    # them), so that only the rows read but not yet merged are held as Python values.
+    fresh = read()
     loaded = Loaded()
-    for entry in complete:
+    complete, counts = [], []
+    for entry in entries:
+        entry = entry if entry is not None else next(fresh)
         loaded.add(entry)
+        counts.append(entry.collector.rows)  # a refused file: none
+        entry.collector.release_rows()
+        complete.append(entry)
+    for _ in fresh:  # nothing is left; this ends the reading (and its pool)
+        pass
     loaded.cache_hits = len(paths) - len(missing)
     if cache is not None:
-        counts = [entry.collector.rows for entry in complete]  # a refused file: none
         cache.save(complete, loaded.collector.table(), counts)
     loaded.refuse_replays()
     errors = [p for p in loaded.problems if p.severity == "error"]

@@ -62,7 +62,11 @@ def code_key() -> str:
 
 class Memo:
     """One build's view of the kept values: `intervals`/`blob` look up (and mark as used), `put_*` add what the
-    build computed, `save` writes what this build used."""
+    build computed, `save` writes what this build used.
+
+    What earlier builds kept stays in its Arrow table: only an index of the keys is held as Python values, a blob is
+    read out when a build asks for it, and `save` takes the used rows from the table as they are (a machine page's
+    Markdown is tens of kilobytes, and there is one per machine)."""
 
     def __init__(self, cache_root: Path):
         self.root = cache_root / FOLDER
@@ -70,10 +74,13 @@ class Memo:
         self.dropped: str | None = None
         self.hits = 0
         self.misses = 0
-        self._intervals: dict[bytes, tuple[float, float]] = {}
-        self._blobs: dict[tuple[str, bytes], bytes] = {}
-        self._used_intervals: dict[bytes, tuple[float, float]] = {}
-        self._used_blobs: dict[tuple[str, bytes], bytes] = {}
+        self._kept: pa.Table | None = None  # what earlier builds kept (kind, key, lo, hi, blob)
+        self._kept_intervals: dict[bytes, int] = {}  # key -> row of _kept
+        self._kept_blobs: dict[tuple[str, bytes], int] = {}
+        self._kept_lo = self._kept_hi = np.empty(0)
+        self._used_rows: set[int] = set()  # rows of _kept this build used
+        self._new_intervals: dict[bytes, tuple[float, float]] = {}  # computed by this build
+        self._new_blobs: dict[tuple[str, bytes], bytes] = {}
         self._open()
 
     def _open(self) -> None:
@@ -89,20 +96,26 @@ class Memo:
             log.warning("benchsite: %s", self.dropped)
             return
         kinds, keys = table.column("kind").to_pylist(), table.column("key").to_pylist()
-        lo, hi, blobs = table.column("lo").to_pylist(), table.column("hi").to_pylist(), table.column("blob").to_pylist()
-        for kind, key, a, b, blob in zip(kinds, keys, lo, hi, blobs, strict=True):
+        for row, (kind, key) in enumerate(zip(kinds, keys, strict=True)):
             if kind == INTERVAL:
-                self._intervals[key] = (a, b)
+                self._kept_intervals[key] = row
             else:
-                self._blobs[(kind, key)] = blob
+                self._kept_blobs[(kind, key)] = row
+        self._kept = table
+        self._kept_lo = table.column("lo").to_numpy(zero_copy_only=False)
+        self._kept_hi = table.column("hi").to_numpy(zero_copy_only=False)
 
     # --- intervals (site_builder.uncertainty.IntervalMemo) ---
 
+    def _interval(self, key: bytes) -> tuple[float, float] | None:
+        row = self._kept_intervals.get(key)
+        if row is not None:
+            self._used_rows.add(row)
+            return float(self._kept_lo[row]), float(self._kept_hi[row])
+        return self._new_intervals.get(key)
+
     def get_intervals(self, keys: Sequence[bytes]) -> list[tuple[float, float] | None]:
-        found = [self._intervals.get(key) for key in keys]
-        for key, value in zip(keys, found, strict=True):
-            if value is not None:
-                self._used_intervals[key] = value
+        found = [self._interval(key) for key in keys]
         hits = sum(value is not None for value in found)
         self.hits += hits
         self.misses += len(keys) - hits
@@ -110,27 +123,31 @@ class Memo:
 
     def put_intervals(self, keys: Sequence[bytes], lo: np.ndarray, hi: np.ndarray) -> None:
         for key, a, b in zip(keys, lo.tolist(), hi.tolist(), strict=True):
-            self._intervals[key] = self._used_intervals[key] = (a, b)
+            self._new_intervals[key] = (a, b)
 
-    # --- blobs: chart exports and the Vega bundle ---
+    # --- blobs: chart exports, the Vega bundle, machine pages ---
 
     def blob(self, kind: str, key: bytes) -> bytes | None:
-        value = self._blobs.get((kind, key))
+        row = self._kept_blobs.get((kind, key))
+        if row is not None and self._kept is not None:
+            self._used_rows.add(row)
+            value: bytes | None = self._kept.column("blob")[row].as_py()
+        else:
+            value = self._new_blobs.get((kind, key))
         if value is None:
             self.misses += 1
             return None
         self.hits += 1
-        self._used_blobs[(kind, key)] = value
         return value
 
     def put_blob(self, kind: str, key: bytes, value: bytes) -> None:
-        self._blobs[(kind, key)] = self._used_blobs[(kind, key)] = value
+        self._new_blobs[(kind, key)] = value
 
     def save(self) -> None:
         """Write the values this build used, atomically; other code keys' tables go."""
-        intervals = list(self._used_intervals.items())
-        blobs = list(self._used_blobs.items())
-        table = pa.table(
+        intervals = list(self._new_intervals.items())
+        blobs = list(self._new_blobs.items())
+        new = pa.table(
             {
                 "kind": pa.array([INTERVAL] * len(intervals) + [kind for (kind, _), _ in blobs], type=pa.string()),
                 "key": pa.array([k for k, _ in intervals] + [key for (_, key), _ in blobs], type=pa.binary()),
@@ -139,7 +156,10 @@ class Memo:
                 "blob": pa.array([None] * len(intervals) + [v for _, v in blobs], type=pa.binary()),
             }
         )
-        replace_tables(self.folder, {TABLE: table})
+        if self._kept is not None and self._used_rows:
+            used = self._kept.take(pa.array(sorted(self._used_rows), type=pa.int64())).cast(new.schema)
+            new = pa.concat_tables([used, new]).combine_chunks()
+        replace_tables(self.folder, {TABLE: new})
 
 
 @functools.cache

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -100,8 +101,13 @@ def on_files(files: Files, config: Any) -> Files:
     site, pages = _state["site"], _state["pages"]
     for page in pages:
         files.append(File.generated(config, page.path, content=page.render(site)))
-    for path, csv in csv_files(site).items():
-        files.append(File.generated(config, path, content=csv))
+    # the open data is written to files (too large to hold at 100,000 results); mkdocs copies them in
+    written = _state["written"] = tempfile.TemporaryDirectory(prefix="benchsite-data-")
+    for path, csv in csv_files(site, Path(written.name)).items():
+        if isinstance(csv, Path):
+            files.append(File.generated(config, path, abs_src_path=str(csv)))
+        else:
+            files.append(File.generated(config, path, content=csv))
     memo = _state["memo"]
 
     makers: dict[str, Callable[[Any], str | bytes]] = {
@@ -139,6 +145,7 @@ def on_post_build(config: Any) -> None:
 
     memo = _state.get("memo")
     uncertainty.MEMO = None
+    _drop_written()
     if memo is not None:
         log.info("benchsite: derived figures %d kept, %d computed", memo.hits, memo.misses)
         try:
@@ -153,10 +160,18 @@ def on_post_build(config: Any) -> None:
         index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
 
 
+def _drop_written() -> None:
+    """Remove the open-data files written for this build (copied into the site by now)."""
+    written = _state.pop("written", None)
+    if written is not None:
+        written.cleanup()
+
+
 def on_build_error(error: Exception) -> None:
     from site_builder import uncertainty
 
     uncertainty.MEMO = None  # nothing saved from a failed build
+    _drop_written()
 
 
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:

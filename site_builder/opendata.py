@@ -4,13 +4,19 @@ data/measurements.csv and data/measurements.parquet hold the same rows and colum
 measurement, all profiles and suite versions; a measurement a machine ran more than once is the median over
 its runs, with their count and spread); data/speedups.csv the compared
 speedups with their intervals. Text that a spreadsheet would run as a formula is made inert in both files.
+
+The measurements files are written in blocks of rows to files on disk, so that their text is never held whole in
+memory (a million rows at 100,000 result files).
 """
 
 from __future__ import annotations
 
-import io
+from collections.abc import Iterator
+from pathlib import Path
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from site_builder import aggregate
 from site_builder.site import Site
@@ -79,6 +85,12 @@ SPEEDUP_COLUMNS = {
 }
 
 
+# Rows of the measurements files made at once.
+BLOCK_ROWS = 50_000
+_FORMULA = r"^[=+\-@\t\r]"  # what a spreadsheet runs as a formula (inert_cell)
+_SORT = ["machine_id", "started_at", "workload", "point", "variant", "framework", "device"]
+
+
 def inert_cell(value: object) -> object:
     """Spreadsheets run cells that start with = + - @ as formulas: prefix such text with a quote."""
     if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
@@ -86,35 +98,90 @@ def inert_cell(value: object) -> object:
     return value
 
 
-def measurements_table(site: Site) -> pd.DataFrame:
-    everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
-    if everything.empty:
-        return pd.DataFrame(columns=list(MEASUREMENT_COLUMNS))
-    table = aggregate.plain(everything)
+def inert(table: pd.DataFrame) -> pd.DataFrame:
+    """inert_cell on every cell, column by column: only text columns can hold a formula."""
+    out = {}
+    for name in table.columns:
+        column = table[name]
+        if column.dtype == object or pd.api.types.is_string_dtype(column.dtype):
+            column = column.map(inert_cell)
+        out[name] = column
+    return pd.DataFrame(out, index=table.index)
+
+
+def _everything(site: Site) -> pd.DataFrame:
+    return pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
+
+
+def _measurement_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Some rows of the frame as the measurements files publish them."""
+    table = aggregate.plain(table)
     table = table.assign(
         samples_s=[" ".join(repr(float(x)) for x in s) for s in table["samples"]],
         started_at=table["started_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
         batch_size=pd.to_numeric(table["batch_size"], errors="coerce"),
         stable=table["stable"].astype("boolean"),
     )
-    table = table.sort_values(["machine_id", "started_at", "workload", "point", "variant", "framework", "device"])
-    return table[list(MEASUREMENT_COLUMNS)].map(inert_cell).reset_index(drop=True)
+    return inert(table[list(MEASUREMENT_COLUMNS)]).reset_index(drop=True)
+
+
+def measurement_blocks(site: Site) -> Iterator[pd.DataFrame]:
+    """The measurements table in order (machine, start, workload, point, loop, framework, device), BLOCK_ROWS rows
+    at a time: the order is found on those columns alone, then each block is made from its own rows."""
+    everything = _everything(site)
+    if everything.empty:
+        yield pd.DataFrame(columns=list(MEASUREMENT_COLUMNS))
+        return
+    order = aggregate.plain(everything[_SORT]).sort_values(_SORT).index.to_numpy()
+    for start in range(0, len(order), BLOCK_ROWS):
+        yield _measurement_rows(everything.iloc[order[start : start + BLOCK_ROWS]])
+
+
+def measurements_table(site: Site) -> pd.DataFrame:
+    return pd.concat(list(measurement_blocks(site)), ignore_index=True)
 
 
 def speedups_table(site: Site) -> pd.DataFrame:
     if site.speedups.empty:
         return pd.DataFrame(columns=list(SPEEDUP_COLUMNS))
     table = site.speedups.sort_values(["workload", "point", "variant", "framework", "machine_id"])
-    return table[list(SPEEDUP_COLUMNS)].map(inert_cell).reset_index(drop=True)
+    return inert(table[list(SPEEDUP_COLUMNS)]).reset_index(drop=True)
 
 
-def data_files(site: Site) -> dict[str, str | bytes]:
-    """path -> content of every open-data file."""
-    measurements = measurements_table(site)
-    parquet = io.BytesIO()
-    measurements.to_parquet(parquet, index=False, engine="pyarrow")
-    return {
-        "data/measurements.csv": measurements.to_csv(index=False),
-        "data/measurements.parquet": parquet.getvalue(),
-        "data/speedups.csv": speedups_table(site).to_csv(index=False),
-    }
+def _joined(tables: list[pa.Table]) -> pa.Table:
+    """The blocks as one table: each column takes the type of the first block where it has a value (a column
+    wholly empty in a block reads as numbers there), and the first block's pandas metadata."""
+    if len(tables) == 1:
+        return tables[0]
+    fields = []
+    for i, field in enumerate(tables[0].schema):
+        typed = [t.schema.field(i).type for t in tables if t.column(i).null_count < len(t)]
+        fields.append(pa.field(field.name, typed[0] if typed else field.type))
+    schema = pa.schema(fields, metadata=tables[0].schema.metadata)
+    return pa.concat_tables(
+        pa.Table.from_arrays(
+            [
+                column.cast(f.type) if column.null_count < len(column) else pa.nulls(len(column), f.type)
+                for column, f in zip(t.columns, schema, strict=True)
+            ],
+            schema=schema,
+        )
+        for t in tables
+    )
+
+
+def write_data_files(site: Site, folder: Path) -> dict[str, Path]:
+    """Write every open-data file under `folder`; returns site path -> file. The measurements go out block by
+    block: the CSV appended to, the Parquet file from the blocks' Arrow tables (text as Arrow keeps it, one
+    schema for all: a column empty in one block takes the type the others give it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    csv, parquet, speedups = folder / "measurements.csv", folder / "measurements.parquet", folder / "speedups.csv"
+    tables = []
+    with csv.open("w", encoding="utf-8", newline="") as out:
+        for i, block in enumerate(measurement_blocks(site)):
+            block.to_csv(out, index=False, header=i == 0)
+            tables.append(pa.Table.from_pandas(block, preserve_index=False))
+    pq.write_table(_joined(tables), parquet)
+    del tables
+    speedups_table(site).to_csv(speedups, index=False)
+    return {"data/measurements.csv": csv, "data/measurements.parquet": parquet, "data/speedups.csv": speedups}

@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -525,13 +526,13 @@ def other_runs(site: Site) -> str:
     return render("other-runs.md.j2", site=site.view(), groups=groups)
 
 
-def csv_files(site: Site) -> dict[str, str | bytes]:
-    """path -> content: one CSV per leaderboard (pandas quotes every field that needs it) and the open data."""
-    files: dict[str, str | bytes] = {
-        f"leaderboards/{w}.csv": leaderboard_frame(site, w).map(opendata.inert_cell).to_csv(index=False)
-        for w in site.workloads
+def csv_files(site: Site, folder: Path) -> dict[str, str | Path]:
+    """path -> content, or the file under `folder` it was written to: one CSV per leaderboard (pandas quotes every
+    field that needs it) and the open data (written to files: site_builder.opendata)."""
+    files: dict[str, str | Path] = {
+        f"leaderboards/{w}.csv": opendata.inert(leaderboard_frame(site, w)).to_csv(index=False) for w in site.workloads
     }
-    files.update(opendata.data_files(site))
+    files.update(opendata.write_data_files(site, folder))
     return files
 
 

@@ -4,7 +4,6 @@ interpolation, open data, and templates that escape by default."""
 from __future__ import annotations
 
 import ast
-import io
 from pathlib import Path
 
 import numpy as np
@@ -275,18 +274,24 @@ def test_the_advisor_interpolates_inside_the_measured_range_and_never_outside():
     assert nothing["g"] == -2 and advisor.answer(nothing) == f"No estimate: {advisor.NOTHING_MEASURED}."
 
 
-def test_open_data_parquet_has_the_csv_rows(tmp_path):
+def test_open_data_parquet_has_the_csv_rows(tmp_path, monkeypatch):
     rng = np.random.default_rng(9)
     result = make_result([measurement("cpu", lognormal(rng, 2.0, 5)), measurement("cuda", lognormal(rng, 1.0, 5))])
-    files = opendata.data_files(site_of(result))
-    csv = pd.read_csv(io.StringIO(files["data/measurements.csv"]))
-    parquet = pd.read_parquet(io.BytesIO(files["data/measurements.parquet"]))
+    files = opendata.write_data_files(site_of(result), tmp_path / "data")
+    csv = pd.read_csv(files["data/measurements.csv"])
+    parquet = pd.read_parquet(files["data/measurements.parquet"])
     assert list(csv.columns) == list(parquet.columns) == list(opendata.MEASUREMENT_COLUMNS)
     assert len(csv) == len(parquet) == 2
     # the same rows and values: the Parquet file written out as CSV is the CSV file, byte for byte
-    assert parquet.to_csv(index=False) == files["data/measurements.csv"]
-    speedup = pd.read_csv(io.StringIO(files["data/speedups.csv"]))
+    assert parquet.to_csv(index=False) == files["data/measurements.csv"].read_text()
+    speedup = pd.read_csv(files["data/speedups.csv"])
     assert {"speedup", "speedup_lo", "speedup_hi", "verdict"} <= set(speedup.columns) and len(speedup) == 1
+    # written block by block (a row at a time here), the files hold the same rows, in the same order
+    monkeypatch.setattr(opendata, "BLOCK_ROWS", 1)
+    blocks = opendata.write_data_files(site_of(result), tmp_path / "blocks")
+    for name in ("data/measurements.csv", "data/speedups.csv"):
+        assert blocks[name].read_text() == files[name].read_text()
+    pd.testing.assert_frame_equal(pd.read_parquet(blocks["data/measurements.parquet"]), parquet)
 
 
 def test_no_html_or_markdown_is_assembled_in_python():
