@@ -159,7 +159,7 @@ class Memo:
         if self._kept is not None and self._used_rows:
             used = self._kept.take(pa.array(sorted(self._used_rows), type=pa.int64())).cast(new.schema)
             new = pa.concat_tables([used, new]).combine_chunks()
-        replace_tables(self.folder, {TABLE: new})
+        replace_tables(self.folder, {TABLE: new}, dictionary=["kind"])
 
 
 @functools.cache

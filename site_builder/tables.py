@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Container
+from collections.abc import Container, Sequence
 from pathlib import Path
 
 import pyarrow as pa
@@ -23,6 +23,8 @@ import pyarrow.parquet as pq
 MANIFEST = "manifest.json"
 # What reading a folder can raise when its contents are not what was written: the caller drops it and rebuilds.
 UNREADABLE = (OSError, ValueError, KeyError, TypeError, pa.ArrowException)
+# Rows a row group holds: the writer encodes and compresses one group at a time.
+ROW_GROUP_ROWS = 65_536
 
 
 def sha256_of(path: Path) -> str:
@@ -50,14 +52,21 @@ def read(folder: Path, names: list[str]) -> dict[str, pa.Table] | None:
     return tables
 
 
-def replace(folder: Path, tables: dict[str, pa.Table], keep: Container[str] = ()) -> None:
-    """Write `tables` with their manifest as `folder`, atomically; the other folders beside it go, but `keep`."""
+def replace(
+    folder: Path, tables: dict[str, pa.Table], keep: Container[str] = (), dictionary: Sequence[str] | None = None
+) -> None:
+    """Write `tables` with their manifest as `folder`, atomically; the other folders beside it go, but `keep`.
+    `dictionary`: the only columns Parquet may dictionary-encode (default: any); a column of distinct blobs gains
+    nothing from it, and trying costs a hash table of every value while the file is written."""
     root = folder.parent
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
     try:
         for name, table in tables.items():
-            pq.write_table(table, staging / name)
+            options = (
+                {} if dictionary is None else {"use_dictionary": [c for c in dictionary if c in table.column_names]}
+            )
+            pq.write_table(table, staging / name, row_group_size=ROW_GROUP_ROWS, **options)
         manifest = {
             "sha256": {name: sha256_of(staging / name) for name in tables},
             "rows": {name: len(table) for name, table in tables.items()},
