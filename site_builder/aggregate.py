@@ -352,7 +352,11 @@ class Collector:
     def _flush(self) -> None:
         """Convert the rows waiting as Python values into one Arrow table (types inferred; see `table`)."""
         if self._pending_rows:
-            self._parts.append(pa.table(self._pending))
+            table = pa.table(self._pending)
+            for i, column in enumerate(table.columns):  # each distinct text once per batch: a row holds its indices
+                if pa.types.is_string(column.type):
+                    table = table.set_column(i, table.field(i).name, column.dictionary_encode())
+            self._parts.append(table)
             self._pending = {name: [] for name in COLUMNS}
             self._pending_rows = 0
 
@@ -377,6 +381,15 @@ class Collector:
         self._flush()
         self._append(_Slice(table, start, stop))
         self._counts.append((sys.intern(source), stop - start))
+
+    def hold(self, table: pa.Table, start: int, stop: int) -> None:
+        """Hold the rows collected (one file's) as rows start..stop of `table`, where they were converted together
+        with other files' rows; the same rows, no longer as Python values."""
+        if stop - start != self.rows:
+            raise ValueError(f"{stop - start} rows of a table for the {self.rows} rows collected")
+        self._pending = {name: [] for name in COLUMNS}
+        self._pending_rows = 0
+        self._parts = [_Slice(table, start, stop)] if stop > start else []
 
     def release_rows(self) -> None:
         """Let the rows go once another collector holds them (site_builder.load merges each file's as it comes); the
@@ -475,7 +488,7 @@ class Collector:
             workload_column = table.column("workload")
             if pa.types.is_null(workload_column.type):
                 return pd.DataFrame(columns=COLUMNS)
-            table = table.filter(pc.equal(workload_column, workload))
+            table = table.filter(pc.equal(_plain_text(workload_column), workload))
         if not len(table):
             return pd.DataFrame(columns=COLUMNS)
         frame = _pandas(table, CATEGORIES if categories else [])
@@ -492,6 +505,11 @@ class Collector:
         return frame.sort_values("started_at", kind="stable")
 
 
+def _plain_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
+    """A dictionary-encoded text column as plain text (how the collector stores text: Collector._flush)."""
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+
+
 def _pandas(table: pa.Table, categories: list[str]) -> pd.DataFrame:
     """The rows as pandas holds a frame built from the collected Python values (text as `str`, whole numbers as int64
     or, with a gap, float64, flags with a gap as objects: Arrow's conversion gives the same types), converted column
@@ -499,7 +517,7 @@ def _pandas(table: pa.Table, categories: list[str]) -> pd.DataFrame:
     `categories` columns become categoricals (their categories sorted, as `astype("category")` sorts them)."""
     data: dict[str, Any] = {}
     for name in COLUMNS:
-        column = table.column(name)
+        column = _plain_text(table.column(name))
         if name == "samples":
             values = column.cast(pa.list_(pa.float64())).to_pandas()
             data[name] = pd.Series(

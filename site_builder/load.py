@@ -117,6 +117,16 @@ def _read_files(paths: list[tuple[Path, str]]) -> list[Entry]:
                 (fingerprint.indices, fingerprint.digests, fingerprint.medians) if fingerprint else None,
             )
         )
+    # The files' rows become one Arrow table here, where they were read: what goes back to the build is that table
+    # (each file's rows a slice of it), never a Python value per row.
+    together = Collector()
+    for entry in entries:
+        together.merge(entry.collector)
+    table, start = together.table(), 0
+    for entry in entries:
+        rows = entry.collector.rows
+        entry.collector.hold(table, start, start + rows)
+        start += rows
     return entries
 
 
