@@ -3,8 +3,9 @@
 Files stream one at a time through runner.results.storage (size limit, LibYAML's safe loader, the schema, the path
 rule) into an aggregate.Collector each, so memory holds the tidy measurement columns, never ten thousand parsed
 files. What each file contributes comes from the build cache (site_builder.cache) when it holds that file's path
-and content hash; the other files are read, with many of them spread over the machine's cores, and every file's
-contribution is merged in file order, whichever way it came. Once every file is merged, a file whose samples
+and content hash; the other files are read, with many of them spread over the machine's cores (each reading process
+sends its files' rows back as one Arrow table), and every file's contribution is merged in file order, whichever
+way it came, as it comes: a file's rows are then held only in the merged Arrow tables. Once every file is merged, a file whose samples
 replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per measurement are kept for it) is
 taken back out, as the gate refuses it.
 """
