@@ -5,9 +5,9 @@ rule) into an aggregate.Collector each, so memory holds the tidy measurement col
 files. What each file contributes comes from the build cache (site_builder.cache) when it holds that file's path
 and content hash; the other files are read, with many of them spread over the machine's cores (each reading process
 sends its files' rows back as one Arrow table), and every file's contribution is merged in file order, whichever
-way it came, as it comes: a file's rows are then held only in the merged Arrow tables. Once every file is merged, a file whose samples
-replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per measurement are kept for it) is
-taken back out, as the gate refuses it.
+way it came, as it comes: a file's rows are then held only in the merged Arrow tables. Once every file is merged, a
+file whose samples replay an earlier file's (runner.gate.validate.Replays: 32 bytes of digests per measurement are
+kept for it) is taken back out, as the gate refuses it.
 """
 
 from __future__ import annotations
