@@ -146,16 +146,16 @@ def load_results(
 
     def read() -> Iterator[Entry]:
         """The missing files' entries, in file order, as they are read."""
+        chunks = [missing[i : i + CHUNK_FILES] for i in range(0, len(missing), CHUNK_FILES)]
         if workers > 1 and len(missing) >= PARALLEL_MIN_FILES:
-            chunks = [missing[i : i + CHUNK_FILES] for i in range(0, len(missing), CHUNK_FILES)]
             # spawn, not fork: the builder may run threads (mkdocs serve), and forking those is unsafe.
             context = multiprocessing.get_context("spawn")
             with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
                 for part in pool.map(_read_files, chunks):
                     yield from part
-        else:
-            for one in missing:
-                yield from _read_files([one])
+        else:  # in this process, the same chunks: one Arrow table per chunk, not per file
+            for chunk in chunks:
+                yield from _read_files(chunk)
 
     # Each file's contribution is merged as it comes, in file order; its rows are then let go (the merged rows keep
     # them), so that only the rows read but not yet merged are held as Python values.

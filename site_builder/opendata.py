@@ -137,10 +137,6 @@ def measurement_blocks(site: Site) -> Iterator[pd.DataFrame]:
         yield _measurement_rows(everything.iloc[order[start : start + BLOCK_ROWS]])
 
 
-def measurements_table(site: Site) -> pd.DataFrame:
-    return pd.concat(list(measurement_blocks(site)), ignore_index=True)
-
-
 def speedups_table(site: Site) -> pd.DataFrame:
     if site.speedups.empty:
         return pd.DataFrame(columns=list(SPEEDUP_COLUMNS))
