@@ -753,6 +753,9 @@ def _with_twin(
     try:
         for round_ in range(rounds):
             progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {rounds}")
+            script_first = fidelity.script_first(round_)
+            if script_first:
+                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools))
             if round_:
                 again = executor.run_cases(
                     again_job, [index], plan.timeout_s, lambda event: None, pools.take_worker if pools else None
@@ -763,8 +766,8 @@ def _with_twin(
                         f"the harness's round {round_ + 1} did not measure: {event.get('error')}"
                     )
                 harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
-            spare = pools.take_script() if pools is not None else None
-            script.append(fidelity.run_script(twin, group.device, units, plan.timeout_s, spare))
+            if not script_first:
+                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools))
     except fidelity.ScriptFailed as exc:
         warning = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
         return m.model_copy(update={"warnings": [*m.warnings, warning]})
@@ -775,6 +778,12 @@ def _with_twin(
         f"({block['ci95'][0]:.3f} .. {block['ci95'][1]:.3f}), {block['verdict']}"
     )
     return twinned
+
+
+def _twin_script(twin: fidelity.Twin, device: str, units: int, timeout_s: float, pools: _Spares | None) -> float:
+    """One run of a twin's script, in a spare interpreter where the run started them ahead."""
+    spare = pools.take_script() if pools is not None else None
+    return fidelity.run_script(twin, device, units, timeout_s, spare)
 
 
 def output_is_folder(output: Path) -> bool:

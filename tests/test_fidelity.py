@@ -146,6 +146,33 @@ def test_only_as_written_pytorch_points_on_a_cpu_or_cuda_have_a_twin():
     assert fidelity.twin_for("tabular-mlp", "as-written", {}, config, "torch", "mps") is None
 
 
+def test_the_side_that_goes_first_alternates_round_by_round(tmp_path, monkeypatch):
+    """Round 1 is the point's own measurement, then its script; round 2 the script first; round 3 the harness first.
+    Both sides run for real: the wrappers only note the order."""
+    from runner.measure import executor
+
+    order: list[str] = []
+    real_script, real_cases = fidelity.run_script, executor.run_cases
+
+    def script(*args, **kwargs):
+        order.append("script")
+        return real_script(*args, **kwargs)
+
+    def cases(*args, **kwargs):
+        order.append("harness")
+        return real_cases(*args, **kwargs)
+
+    monkeypatch.setattr(fidelity, "run_script", script)
+    monkeypatch.setattr(executor, "run_cases", cases)
+    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, fidelity=True, fidelity_rounds=3)
+    (group,) = plan.groups
+    depth2 = next(m for m in api.measure_group(plan, group, api.Progress()) if m.point["depth"] == 2)
+    assert depth2.fidelity is not None and depth2.fidelity.rounds == 3
+    # depth 2's point and its three rounds, then depth 3's point (untwinned)
+    assert order == ["harness", "script", "script", "harness", "harness", "script", "harness"]
+    assert [fidelity.script_first(r) for r in range(4)] == [False, True, False, True]
+
+
 @pytest.mark.parametrize(("side_s", "rounds"), [(0.5, 3), (6.0, 2), (40.0, 2)])
 def test_long_units_take_fewer_rounds(side_s, rounds):
     assert fidelity.rounds_for(3, side_s) == rounds

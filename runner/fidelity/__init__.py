@@ -7,7 +7,8 @@ ship with the runner so that every contributor's machine can run them.
 
 For an as-written point the twin covers (`twin_for`), a run with fidelity on alternates, round by round, the
 point's own measurement (a fresh measuring process, as `benchsite run` measures it; round 1 is the measurement in
-the file) and the script in a freshly started interpreter (`run_script`), and records both lists in the
+the file) and the script in a freshly started interpreter (`run_script`), which side first alternating from round
+to round (`script_first`), and records both lists in the
 measurement's `fidelity` block. The ratio is the harness's median over the script's (both are the mean seconds
 per unit of a run, the statistic a script's own timing of N units gives); its 95% interval is a seeded bootstrap
 of that ratio over the rounds. The gate recomputes both from the lists (`summarise`), so an edited figure is
@@ -187,6 +188,14 @@ def rounds_for(requested: int, side_s: float) -> int:
     POINT_BUDGET_S, never under MIN_ROUNDS."""
     fit = int(POINT_BUDGET_S // (2 * side_s)) if side_s > 0 else requested
     return max(min(requested, MIN_ROUNDS), min(requested, fit))
+
+
+def script_first(round_: int) -> bool:
+    """Whether the script runs before the harness in this round (0-based). Round 1 measures the harness first (it
+    is the run's own measurement); after that the order alternates, so that a drift of the host's speed over the
+    rounds, or whatever one process leaves the next (freed memory, a core's clock), weighs on both sides alike
+    rather than always on the side that runs second."""
+    return round_ % 2 == 1
 
 
 def units_for(per_unit_s: float, seconds: float) -> int:

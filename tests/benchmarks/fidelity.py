@@ -211,17 +211,28 @@ def main() -> None:
             bench, bench_medians = [], []
             trans: dict[str, list[float]] = {launch: [] for launch in launches}
             label = row["workload"]
-            for _ in range(args.rounds):
+            units = 0
+            for round_ in range(args.rounds):
+                # Which side goes first alternates (benchsite first in rounds 1, 3, 5 ...; the script in 2, 4 ...),
+                # as the run's twin does: a drift of the host's speed, or anything one process leaves the next,
+                # then falls on both sides alike instead of always on the same one.
+                script_first = fidelity.script_first(round_) and units > 0
+                if script_first:
+                    for launch in launches:
+                        trans[launch].append(transcription(row, device, units, args.drop_env, launch))
                 m = runner.measure(row["workload"], "torch", device, row["index"])
                 label = f"{m.workload} {' '.join(f'{k}={v}' for k, v in m.point.items())}".strip()
                 bench.append(mean_per_unit(m))
                 bench_medians.append(m.median_s)
-                units = max(args.min_units, round(args.seconds / m.median_s))
-                for launch in launches:
-                    trans[launch].append(transcription(row, device, units, args.drop_env, launch))
+                if not units:  # the script times as many units as the harness's first round held, every round
+                    units = max(args.min_units, round(args.seconds / m.median_s))
+                if not script_first:
+                    for launch in launches:
+                        trans[launch].append(transcription(row, device, units, args.drop_env, launch))
                 # each round as it ends: a command cut short by a time limit still shows what it measured
                 seeds = ", ".join(f"{launch} {trans[launch][-1] * 1e3:.2f}" for launch in launches)
-                print(f"  round {len(bench)}: seed ({seeds}), benchsite {bench[-1] * 1e3:.2f} ms", flush=True)
+                order = "seed first" if script_first else "benchsite first"
+                print(f"  round {len(bench)} ({order}): seed ({seeds}), benchsite {bench[-1] * 1e3:.2f} ms", flush=True)
             b = statistics.median(bench)
             for launch in launches:
                 t = statistics.median(trans[launch])
