@@ -31,14 +31,16 @@ import hashlib
 import json
 import logging
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
+from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from site_builder.tables import UNREADABLE
+from site_builder.tables import UNREADABLE, Parts
 from site_builder.tables import read as read_tables
 from site_builder.tables import replace as replace_tables
 
@@ -51,6 +53,12 @@ _ROOT = Path(__file__).resolve().parents[1]
 INTERVAL = "interval"
 MACHINE_PAGE = "machine-page"
 TEXT_KINDS = ("svg", "bundle")  # blobs kept as UTF-8 text; a PNG is bytes
+SCHEMA = pa.schema(
+    [("kind", pa.string()), ("key", pa.binary()), ("lo", pa.float64()), ("hi", pa.float64()), ("blob", pa.binary())]
+)
+# Blob bytes a part of a save holds (Memo.save): a few megabytes beside the pages, not a second copy of them all.
+SAVE_PART_BYTES = 16 << 20
+T = TypeVar("T")
 
 
 def code_key() -> str:
@@ -144,22 +152,54 @@ class Memo:
         self._new_blobs[(kind, key)] = value
 
     def save(self) -> None:
-        """Write the values this build used, atomically; other code keys' tables go."""
-        intervals = list(self._new_intervals.items())
-        blobs = list(self._new_blobs.items())
-        new = pa.table(
-            {
-                "kind": pa.array([INTERVAL] * len(intervals) + [kind for (kind, _), _ in blobs], type=pa.string()),
-                "key": pa.array([k for k, _ in intervals] + [key for (_, key), _ in blobs], type=pa.binary()),
-                "lo": pa.array([v[0] for _, v in intervals] + [None] * len(blobs), type=pa.float64()),
-                "hi": pa.array([v[1] for _, v in intervals] + [None] * len(blobs), type=pa.float64()),
-                "blob": pa.array([None] * len(intervals) + [v for _, v in blobs], type=pa.binary()),
-            }
-        )
+        """Write the values this build used, atomically; other code keys' tables go. Written a part at a time
+        (site_builder.tables.Parts), each part about SAVE_PART_BYTES of blobs: a cold build's machine pages are all
+        new, and copying them into one table to write it would hold them twice. The blobs this build computed are
+        let go as they are written: the memo is spent once saved."""
+        replace_tables(self.folder, {TABLE: Parts(SCHEMA, self._parts())}, dictionary=["kind"])
+        self._new_blobs = {}
+        self._new_intervals = {}
+
+    def _parts(self) -> Iterator[pa.Table]:
         if self._kept is not None and self._used_rows:
-            used = self._kept.take(pa.array(sorted(self._used_rows), type=pa.int64())).cast(new.schema)
-            new = pa.concat_tables([used, new]).combine_chunks()
-        replace_tables(self.folder, {TABLE: new}, dictionary=["kind"])
+            rows = sorted(self._used_rows)
+            sizes = pc.binary_length(self._kept.column("blob")).fill_null(0).to_numpy()
+            for taken in _by_bytes(rows, sizes[rows].tolist()):
+                yield self._kept.take(pa.array(taken, type=pa.int64())).cast(SCHEMA)
+        if self._new_intervals:
+            keys = list(self._new_intervals)
+            values = np.array([self._new_intervals[key] for key in keys], dtype=np.float64).reshape(-1, 2)
+            yield _table([INTERVAL] * len(keys), keys, values[:, 0], values[:, 1], [None] * len(keys))
+        names = list(self._new_blobs)
+        for named in _by_bytes(names, [len(self._new_blobs[name]) for name in names]):
+            blobs: list[bytes | None] = [self._new_blobs.pop(name) for name in named]
+            none = [None] * len(named)
+            yield _table([kind for kind, _ in named], [key for _, key in named], none, none, blobs)
+
+
+def _table(kinds: list[str], keys: list[bytes], lo: Any, hi: Any, blobs: list[bytes | None]) -> pa.Table:
+    arrays = [
+        pa.array(kinds, type=pa.string()),
+        pa.array(keys, type=pa.binary()),
+        pa.array(lo, type=pa.float64()),
+        pa.array(hi, type=pa.float64()),
+        pa.array(blobs, type=pa.binary()),
+    ]
+    return pa.Table.from_arrays(arrays, schema=SCHEMA)
+
+
+def _by_bytes(items: list[T], sizes: list[int]) -> Iterator[list[T]]:
+    """`items` in consecutive groups of about SAVE_PART_BYTES (by `sizes`), each at least one item."""
+    group: list[T] = []
+    total = 0
+    for item, size in zip(items, sizes, strict=True):
+        if group and total + size > SAVE_PART_BYTES:
+            yield group
+            group, total = [], 0
+        group.append(item)
+        total += size
+    if group:
+        yield group
 
 
 @functools.cache

@@ -14,7 +14,8 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Container, Sequence
+from collections.abc import Container, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,6 +26,15 @@ MANIFEST = "manifest.json"
 UNREADABLE = (OSError, ValueError, KeyError, TypeError, pa.ArrowException)
 # Rows a row group holds: the writer encodes and compresses one group at a time.
 ROW_GROUP_ROWS = 65_536
+
+
+@dataclass
+class Parts:
+    """A table given to `replace` a part at a time: each part (a table of `schema`) is written and let go before the
+    next is made, so the whole table never exists in memory at once."""
+
+    schema: pa.Schema
+    parts: Iterable[pa.Table]
 
 
 def sha256_of(path: Path) -> str:
@@ -53,24 +63,31 @@ def read(folder: Path, names: list[str]) -> dict[str, pa.Table] | None:
 
 
 def replace(
-    folder: Path, tables: dict[str, pa.Table], keep: Container[str] = (), dictionary: Sequence[str] | None = None
+    folder: Path,
+    tables: dict[str, pa.Table | Parts],
+    keep: Container[str] = (),
+    dictionary: Sequence[str] | None = None,
 ) -> None:
-    """Write `tables` with their manifest as `folder`, atomically; the other folders beside it go, but `keep`.
-    `dictionary`: the only columns Parquet may dictionary-encode (default: any); a column of distinct blobs gains
-    nothing from it, and trying costs a hash table of every value while the file is written."""
+    """Write `tables` (each whole, or in `Parts`) with their manifest as `folder`, atomically; the other folders
+    beside it go, but `keep`. `dictionary`: the only columns Parquet may dictionary-encode (default: any); a column
+    of distinct blobs gains nothing from it, and trying costs a hash table of every value while the file is
+    written."""
     root = folder.parent
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
     try:
+        rows = {}
         for name, table in tables.items():
-            options = (
-                {} if dictionary is None else {"use_dictionary": [c for c in dictionary if c in table.column_names]}
-            )
-            pq.write_table(table, staging / name, row_group_size=ROW_GROUP_ROWS, **options)
-        manifest = {
-            "sha256": {name: sha256_of(staging / name) for name in tables},
-            "rows": {name: len(table) for name, table in tables.items()},
-        }
+            given = table if isinstance(table, Parts) else Parts(table.schema, [table])
+            names = given.schema.names
+            options = {} if dictionary is None else {"use_dictionary": [c for c in dictionary if c in names]}
+            rows[name] = 0
+            with pq.ParquetWriter(staging / name, given.schema, **options) as writer:
+                for part in given.parts:
+                    writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
+                    rows[name] += len(part)
+                    del part  # the part's memory goes before the next is made
+        manifest = {"sha256": {name: sha256_of(staging / name) for name in tables}, "rows": rows}
         (staging / MANIFEST).write_text(json.dumps(manifest))
         old = root / f".old-{os.getpid()}"
         if folder.exists():

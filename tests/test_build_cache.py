@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from site_builder import aggregate, load, uncertainty
@@ -256,6 +257,30 @@ def test_a_corrupt_or_stale_derived_figure_is_computed_again_never_served(tmp_pa
         and stale.get_intervals([uncertainty.interval_key(nums[0], dens[0], 1000, 1, 0.95)])[0] is None
     )
     assert stale.hits == 0 and stale.misses == 1
+
+
+def test_the_memo_saved_a_part_at_a_time_keeps_every_value_it_used(tmp_path, monkeypatch):
+    """Blobs of a few hundred bytes against parts of 1 KB: many parts, kept rows and new ones, two saves in a row."""
+    monkeypatch.setattr(memo_module, "SAVE_PART_BYTES", 1024)
+    rng = np.random.default_rng(5)
+    blobs = {("machine-page", bytes([i])): rng.bytes(int(rng.integers(100, 600))) for i in range(40)}
+    memo = Memo(tmp_path)
+    for (kind, key), value in blobs.items():
+        memo.put_blob(kind, key, value)
+    memo.put_intervals([b"a", b"b"], np.array([0.5, 0.25]), np.array([1.5, 2.25]))
+    memo.save()
+    parts = pq.ParquetFile(memo.folder / memo_module.TABLE).metadata.num_row_groups
+    assert parts > 10  # one row group a part: the blobs were not copied into one table to be written
+    again = Memo(tmp_path)
+    used = list(blobs)[::3]
+    assert [again.blob(kind, key) for kind, key in used] == [blobs[k] for k in used]
+    assert again.get_intervals([b"b"]) == [(0.25, 2.25)]
+    again.put_blob("svg", b"new", b"<svg/>")
+    again.save()  # what this build used (kept rows, in parts) and what it added; the rest goes
+    third = Memo(tmp_path)
+    assert [third.blob(kind, key) for kind, key in used] == [blobs[k] for k in used]
+    assert third.blob("svg", b"new") == b"<svg/>" and third.get_intervals([b"b", b"a"]) == [(0.25, 2.25), None]
+    assert third.blob(*list(blobs)[1]) is None
 
 
 def test_a_kept_page_gets_its_raw_blocks_back_under_this_builds_numbers():
