@@ -11,11 +11,13 @@ memory (a million rows at 100,000 result files).
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.ipc
 import pyarrow.parquet as pq
 
 from site_builder import aggregate
@@ -144,40 +146,53 @@ def speedups_table(site: Site) -> pd.DataFrame:
     return inert(table[list(SPEEDUP_COLUMNS)]).reset_index(drop=True)
 
 
-def _joined(tables: list[pa.Table]) -> pa.Table:
-    """The blocks as one table: each column takes the type of the first block where it has a value (a column
-    wholly empty in a block reads as numbers there), and the first block's pandas metadata."""
-    if len(tables) == 1:
-        return tables[0]
+def _common_schema(schemas: list[pa.Schema], filled: list[list[bool]]) -> pa.Schema:
+    """One schema for the blocks: each column takes the type of the first block where it has a value (`filled`; a
+    column wholly empty in a block reads as numbers there), with the first block's pandas metadata."""
     fields = []
-    for i, field in enumerate(tables[0].schema):
-        typed = [t.schema.field(i).type for t in tables if t.column(i).null_count < len(t)]
+    for i, field in enumerate(schemas[0]):
+        typed = [schema.field(i).type for schema, has in zip(schemas, filled, strict=True) if has[i]]
         fields.append(pa.field(field.name, typed[0] if typed else field.type))
-    schema = pa.schema(fields, metadata=tables[0].schema.metadata)
-    return pa.concat_tables(
-        pa.Table.from_arrays(
-            [
-                column.cast(f.type) if column.null_count < len(column) else pa.nulls(len(column), f.type)
-                for column, f in zip(t.columns, schema, strict=True)
-            ],
-            schema=schema,
-        )
-        for t in tables
+    return pa.schema(fields, metadata=schemas[0].metadata)
+
+
+def _as(table: pa.Table, schema: pa.Schema) -> pa.Table:
+    """A block's table under the common schema."""
+    return pa.Table.from_arrays(
+        [
+            column.cast(f.type) if column.null_count < len(column) else pa.nulls(len(column), f.type)
+            for column, f in zip(table.columns, schema, strict=True)
+        ],
+        schema=schema,
     )
 
 
 def write_data_files(site: Site, folder: Path) -> dict[str, Path]:
     """Write every open-data file under `folder`; returns site path -> file. The measurements go out block by
-    block: the CSV appended to, the Parquet file from the blocks' Arrow tables (text as Arrow keeps it, one
-    schema for all: a column empty in one block takes the type the others give it)."""
+    block: the CSV appended to; each block's Arrow table (text as Arrow keeps it) to a file of its own beside, until
+    every block's types are known, then the Parquet file from those, a block at a time under one schema (a column
+    empty in one block takes the type the others give it). No more than one block is held at a time."""
     folder.mkdir(parents=True, exist_ok=True)
     csv, parquet, speedups = folder / "measurements.csv", folder / "measurements.parquet", folder / "speedups.csv"
-    tables = []
-    with csv.open("w", encoding="utf-8", newline="") as out:
-        for i, block in enumerate(measurement_blocks(site)):
-            block.to_csv(out, index=False, header=i == 0)
-            tables.append(pa.Table.from_pandas(block, preserve_index=False))
-    pq.write_table(_joined(tables), parquet)
-    del tables
+    with tempfile.TemporaryDirectory(prefix=".blocks-", dir=folder) as spill:
+        blocks: list[Path] = []
+        schemas: list[pa.Schema] = []
+        filled: list[list[bool]] = []
+        with csv.open("w", encoding="utf-8", newline="") as out:
+            for i, block in enumerate(measurement_blocks(site)):
+                block.to_csv(out, index=False, header=i == 0)
+                table = pa.Table.from_pandas(block, preserve_index=False)
+                del block
+                blocks.append(Path(spill) / f"{i}.arrow")
+                with pa.OSFile(str(blocks[-1]), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+                    writer.write_table(table)
+                schemas.append(table.schema)
+                filled.append([column.null_count < len(column) for column in table.columns])
+                del table
+        schema = _common_schema(schemas, filled)
+        with pq.ParquetWriter(parquet, schema) as writer:
+            for path in blocks:
+                with pa.memory_map(str(path)) as source:
+                    writer.write_table(_as(pa.ipc.open_file(source).read_all(), schema))
     speedups_table(site).to_csv(speedups, index=False)
     return {"data/measurements.csv": csv, "data/measurements.parquet": parquet, "data/speedups.csv": speedups}

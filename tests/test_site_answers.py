@@ -292,6 +292,8 @@ def test_open_data_parquet_has_the_csv_rows(tmp_path, monkeypatch):
     for name in ("data/measurements.csv", "data/speedups.csv"):
         assert blocks[name].read_text() == files[name].read_text()
     pd.testing.assert_frame_equal(pd.read_parquet(blocks["data/measurements.parquet"]), parquet)
+    # the blocks' Arrow files, kept only until the Parquet file is written, are gone
+    assert sorted(p.name for p in (tmp_path / "blocks").iterdir()) == sorted(p.name for p in blocks.values())
 
 
 def test_no_html_or_markdown_is_assembled_in_python():
