@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,9 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
+# A file to append one JSON line per phase of the build to (its wall seconds and the resident memory at its end):
+# tests/benchmarks/site_scale.py sets it to show where a build's time and memory go.
+PHASES_ENV = "BENCHSITE_BUILD_PHASES"
 
 # The hand-written pages, in navigation order, around the generated ones.
 GUIDE = [
@@ -72,12 +76,14 @@ def on_config(config: Any) -> Any:
     from site_builder.pages import RAW, registry
     from site_builder.site import Site
 
+    _phase(None)
     root = Path(config["config_file_path"]).parent
     results = Path(os.environ.get("BENCHSITE_RESULTS", root / "results"))
     cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(root))
     memo = None if cache is None else Memo(cache.root)
     uncertainty.MEMO = memo
     loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1", cache=cache)
+    _phase("read the result files")
     if cache is not None:
         log.info("benchsite: %d result files from the build cache", loaded.cache_hits)
     for problem in loaded.problems:
@@ -88,7 +94,25 @@ def on_config(config: Any) -> Any:
     pages = registry(site)
     _state.update(site=site, pages=pages, memo=memo)
     config["nav"] = _navigation(pages)
+    _phase("frame, figures and intervals")
     return config
+
+
+def _phase(name: str | None) -> None:
+    """End a phase of the build (None starts the clock): one line in the file PHASES_ENV names, nothing without."""
+    now = time.perf_counter()
+    since = _state.get("clock", now)
+    _state["clock"] = now
+    path = os.environ.get(PHASES_ENV)
+    if name is None or not path:
+        return
+    try:
+        with open("/proc/self/statm") as statm:
+            rss_gib: float | None = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1024**3
+    except OSError:  # not Linux
+        rss_gib = None
+    with open(path, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"phase": name, "s": round(now - since, 3), "rss_gib": rss_gib}) + "\n")
 
 
 def on_files(files: Files, config: Any) -> Files:
@@ -101,6 +125,7 @@ def on_files(files: Files, config: Any) -> Files:
     site, pages = _state["site"], _state["pages"]
     for page in pages:
         files.append(File.generated(config, page.path, content=page.render(site)))
+    _phase("pages' Markdown")
     # the open data is written to files (too large to hold at 100,000 results); mkdocs copies them in
     written = _state["written"] = tempfile.TemporaryDirectory(prefix="benchsite-data-")
     for path, csv in csv_files(site, Path(written.name)).items():
@@ -108,6 +133,7 @@ def on_files(files: Files, config: Any) -> Files:
             files.append(File.generated(config, path, abs_src_path=str(csv)))
         else:
             files.append(File.generated(config, path, content=csv))
+    _phase("open data and CSV downloads")
     memo = _state["memo"]
 
     makers: dict[str, Callable[[Any], str | bytes]] = {
@@ -135,6 +161,7 @@ def on_files(files: Files, config: Any) -> Files:
     files.append(File.generated(config, "schema.json", content=schema_json()))
     bundle = kept("bundle", None)
     files.append(File.generated(config, "assets/vega-bundle.js", content=bundle))
+    _phase("chart exports")
     return files
 
 
@@ -143,6 +170,7 @@ def on_post_build(config: Any) -> None:
     from site_builder import uncertainty
     from site_builder.pages import machine_search_entry
 
+    _phase("MkDocs: every page rendered and written")
     memo = _state.get("memo")
     uncertainty.MEMO = None
     _drop_written()
@@ -152,12 +180,14 @@ def on_post_build(config: Any) -> None:
             memo.save()
         except OSError as exc:  # the site is built; only the next build's head start is lost
             log.warning("benchsite: derived figures not kept for the next build (%s)", exc)
+    _phase("derived figures saved")
     index = Path(config["site_dir"]) / "search" / "search_index.json"
     if index.exists():  # machine pages are left out of the theme's indexing: one short entry each instead
         site = _state["site"]
         data = json.loads(index.read_text(encoding="utf-8"))
         data["docs"] += [machine_search_entry(mid, s) for mid, s in sorted(site.machines.items())]
         index.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+    _phase("search index")
 
 
 def _drop_written() -> None:

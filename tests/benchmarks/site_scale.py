@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import json
 import os
 import random
 import shutil
@@ -52,6 +53,7 @@ from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E
 from runner.gate.validate import FIRST_RELEASE  # noqa: E402
 from runner.results.intervals import summarize  # noqa: E402
 from runner.results.schema import Accelerator, Cpu  # noqa: E402
+from site_builder.mkdocs_hooks import PHASES_ENV  # noqa: E402
 
 TARGET_RATIO = 3.0
 TARGET_MEMORY_GIB = 2.0
@@ -190,6 +192,15 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
     return wall, usage.ru_maxrss / 1024**2, stdout
 
 
+def print_phases(size: int, fill_log: Path, inc_log: Path) -> None:
+    """Where the two builds' time and memory went, phase by phase (site_builder.mkdocs_hooks logs them)."""
+    fill, added = ([json.loads(line) for line in log.read_text().splitlines()] for log in (fill_log, inc_log))
+    print(f"{size}: phases, cold build filling the cache | one file added (wall s, resident GiB at the phase's end)")
+    print("| phase | cold s | cold GiB | added s | added GiB |\n|---|---:|---:|---:|---:|")
+    for a, b in zip(fill, added, strict=True):
+        print(f"| {a['phase']} | {a['s']:.1f} | {a['rss_gib']:.2f} | {b['s']:.1f} | {b['rss_gib']:.2f} |", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000])
@@ -236,7 +247,9 @@ def main() -> None:
         env = {**os.environ, "BENCHSITE_RESULTS": str(results), "BENCHSITE_STRICT": "1", "NO_MKDOCS_2_WARNING": "1"}
         build = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)]
         print(f"{size}: yaml {float(yaml_s):.1f} s, parse {float(parse_s):.1f} s", flush=True)
-        fill_s, fill_gib, _ = run_measured(build, env={**env, "BENCHSITE_CACHE": str(cache)})
+        fill_log, inc_log = work / "phases-fill.jsonl", work / "phases-added.jsonl"
+        fill_env = {**env, "BENCHSITE_CACHE": str(cache), PHASES_ENV: str(fill_log)}
+        fill_s, fill_gib, _ = run_measured(build, env=fill_env)
         if args.one_cold:
             cold_s, cold_gib = fill_s, fill_gib
         else:
@@ -244,8 +257,9 @@ def main() -> None:
             cold_s, cold_gib, _ = run_measured(build, env={**env, "BENCHSITE_CACHE": "off"})
         print(f"{size}: cold build {cold_s:.1f} s", flush=True)
         shutil.move(held, extra)
-        inc_s, inc_gib, _ = run_measured(build, env={**env, "BENCHSITE_CACHE": str(cache)})
+        inc_s, inc_gib, _ = run_measured(build, env={**env, "BENCHSITE_CACHE": str(cache), PHASES_ENV: str(inc_log)})
         print(f"{size}: cold build filling the cache {fill_s:.1f} s, one file added {inc_s:.1f} s", flush=True)
+        print_phases(size, fill_log, inc_log)
         pages = sum(1 for _ in site.rglob("*.html"))
         biggest = max(site.rglob("*.html"), key=lambda p: p.stat().st_size)
         largest = biggest.stat().st_size / 1e6
