@@ -216,7 +216,7 @@ def main() -> None:
                 # Which side goes first alternates (benchsite first in rounds 1, 3, 5 ...; the script in 2, 4 ...),
                 # as the run's twin does: a drift of the host's speed, or anything one process leaves the next,
                 # then falls on both sides alike instead of always on the same one.
-                script_first = fidelity.script_first(round_) and units > 0
+                script_first = fidelity.script_first(round_)  # never round 1, which sets `units`
                 if script_first:
                     for launch in launches:
                         trans[launch].append(transcription(row, device, units, args.drop_env, launch))
