@@ -18,8 +18,10 @@ interpreter of its own, round by round, the arms' order rotated every round:
                 in the measuring process before the loop does);
 - engine:       the program under benchsite's timing engine (runner.measure.timing.measure, with the options a
                 measurement uses), the mean seconds per unit of its samples;
+- engine-session: the same, started in a session of its own, as benchsite starts every measuring process;
 - point:        the whole measurement, as `benchsite run` makes it (tests/benchmarks/points.py: the measuring
-                process, its spare interpreter, the protocol, the monitor).
+                process, its spare interpreter, the protocol, the monitor);
+- point-nospare: the same with BENCHSITE_SPARES=0: the measuring process is started when the point is due.
 
 Every arm but `point` reports what its process was made of at the end: its OS threads, PyTorch's intra-op threads
 as the main thread sees them, context switches and CPU time (its DataLoader workers' included). Prints each round,
@@ -43,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 SCRIPTS = ROOT / "runner" / "fidelity" / "seeds"
-ARMS = ("script", "program", "program-init", "engine", "point")
+ARMS = ("script", "program", "program-init", "engine", "engine-session", "point", "point-nospare")
 # Runs a transcription as `python script.py` would, then reports on the process in one more JSON line.
 SCRIPT_WRAP = (
     "import runpy, sys\n"
@@ -87,7 +89,7 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
     framework = worker._framework("torch")
     device = framework.make_device(device_kind, "CPU")
     program = worker.import_builder(workload.implementations["torch"])(case, "as-written", device)
-    if arm == "engine":
+    if arm.startswith("engine"):
         from runner import fidelity
         from runner.measure.timing import measure
 
@@ -106,9 +108,9 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
     print(report(), flush=True)
 
 
-def _run(argv: list[str], cwd: Path) -> tuple[float, dict]:
+def _run(argv: list[str], cwd: Path, session: bool = False) -> tuple[float, dict]:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env)
+    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env, start_new_session=session)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode or len(lines) < 2:
         raise RuntimeError(f"{' '.join(argv[:4])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
@@ -116,10 +118,17 @@ def _run(argv: list[str], cwd: Path) -> tuple[float, dict]:
 
 
 def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds: float, points: object) -> tuple:
-    if arm == "point":
+    if arm.startswith("point"):
         from tests.benchmarks.points import mean_per_unit
 
-        m = points.measure(row["workload"], "torch", device, row["index"])  # type: ignore[attr-defined]
+        before = os.environ.get("BENCHSITE_SPARES")
+        os.environ["BENCHSITE_SPARES"] = "0" if arm == "point-nospare" else "1"
+        try:
+            m = points.measure(row["workload"], "torch", device, row["index"])  # type: ignore[attr-defined]
+        finally:
+            os.environ.pop("BENCHSITE_SPARES")
+            if before is not None:
+                os.environ["BENCHSITE_SPARES"] = before
         return mean_per_unit(m), {}
     if arm == "script":
         script = str(SCRIPTS / f"seed_{row['seed']}.py")
@@ -143,7 +152,7 @@ def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds:
         "--seconds",
         str(seconds),
     ]
-    return _run(argv, ROOT)
+    return _run(argv, ROOT, session=arm == "engine-session")
 
 
 def main() -> None:
@@ -173,7 +182,8 @@ def main() -> None:
     rows = [r for r in points(args.profile, args.depth or [2]) if r["seed"] in (args.seed or ["000"])]
     log: list[dict] = []
     for device in args.device or ["cpu"]:
-        runner = PointRunner(args.profile, ["torch"], [device], args.seconds) if "point" in arms else None
+        whole = any(arm.startswith("point") for arm in arms)
+        runner = PointRunner(args.profile, ["torch"], [device], args.seconds) if whole else None
         for row in rows:
             units = args.units
             if not units:  # as fidelity.py: the units one harness measurement's median puts in --seconds
