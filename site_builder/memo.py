@@ -21,16 +21,25 @@ Never served stale or corrupt, as the file cache:
 - it is written to a temporary folder and renamed into place (site_builder.tables, as the file cache).
 A build saves only the values it used, so the table holds one build's worth and does not grow with history.
 
+Memory: a build holds neither the kept blobs nor all of its own. The kept table is opened, not read: its keys and
+intervals are read up front, a blob with its row group (a part of the last save, about SAVE_PART_BYTES) when a page
+asks for it. The blobs a build computes are spilled to Arrow files beside the cache once they pass SAVE_PART_BYTES,
+read back through a memory map if asked for again, and copied a part at a time into the saved table.
+
 Where: `derived/` inside the build cache's folder (BENCHSITE_CACHE, default `.benchsite-cache/`).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import json
 import logging
 import pickle
+import shutil
+import tempfile
+import weakref
 from collections.abc import Iterator, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -39,9 +48,9 @@ from typing import Any, TypeVar
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 
-from site_builder.tables import UNREADABLE, Parts
-from site_builder.tables import read as read_tables
+from site_builder.tables import UNREADABLE, Parts, open_files
 from site_builder.tables import replace as replace_tables
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
@@ -72,9 +81,10 @@ class Memo:
     """One build's view of the kept values: `intervals`/`blob` look up (and mark as used), `put_*` add what the
     build computed, `save` writes what this build used.
 
-    What earlier builds kept stays in its Arrow table: only an index of the keys is held as Python values, a blob is
-    read out when a build asks for it, and `save` takes the used rows from the table as they are (a machine page's
-    Markdown is tens of kilobytes, and there is one per machine)."""
+    What earlier builds kept stays on disk (`_Kept`): only an index of the keys is held as Python values, a blob is
+    read out with its row group when a build asks for it, and `save` takes the used rows a row group at a time (a
+    machine page's Markdown is tens of kilobytes, and there is one per machine). What this build computes is held
+    until it passes SAVE_PART_BYTES, then spilled (`_Spill`)."""
 
     def __init__(self, cache_root: Path):
         self.root = cache_root / FOLDER
@@ -82,23 +92,26 @@ class Memo:
         self.dropped: str | None = None
         self.hits = 0
         self.misses = 0
-        self._kept: pa.Table | None = None  # what earlier builds kept (kind, key, lo, hi, blob)
+        self._kept: _Kept | None = None  # what earlier builds kept (kind, key, lo, hi, blob)
         self._kept_intervals: dict[bytes, int] = {}  # key -> row of _kept
         self._kept_blobs: dict[tuple[str, bytes], int] = {}
         self._kept_lo = self._kept_hi = np.empty(0)
         self._used_rows: set[int] = set()  # rows of _kept this build used
         self._new_intervals: dict[bytes, tuple[float, float]] = {}  # computed by this build
-        self._new_blobs: dict[tuple[str, bytes], bytes] = {}
+        self._new_blobs: dict[tuple[str, bytes], bytes] = {}  # computed by this build, not spilled yet
+        self._new_bytes = 0
+        self._spill = _Spill(self.root)
         self._open()
 
     def _open(self) -> None:
         try:
-            tables = read_tables(self.folder, [TABLE])
-            if tables is None:
+            files = open_files(self.folder, [TABLE])
+            if files is None:
                 return
-            table = tables[TABLE]
-            if table.column_names != ["kind", "key", "lo", "hi", "blob"]:
+            handle = files[TABLE]
+            if handle.schema_arrow.names != ["kind", "key", "lo", "hi", "blob"]:
                 raise ValueError("the table is not the one its manifest describes")
+            table = handle.read(columns=["kind", "key", "lo", "hi"])
         except UNREADABLE as exc:
             self.dropped = f"derived-figure cache in {self.folder} not used ({exc}): every figure is computed again"
             log.warning("benchsite: %s", self.dropped)
@@ -109,7 +122,7 @@ class Memo:
                 self._kept_intervals[key] = row
             else:
                 self._kept_blobs[(kind, key)] = row
-        self._kept = table
+        self._kept = _Kept(handle)
         self._kept_lo = table.column("lo").to_numpy(zero_copy_only=False)
         self._kept_hi = table.column("hi").to_numpy(zero_copy_only=False)
 
@@ -139,9 +152,11 @@ class Memo:
         row = self._kept_blobs.get((kind, key))
         if row is not None and self._kept is not None:
             self._used_rows.add(row)
-            value: bytes | None = self._kept.column("blob")[row].as_py()
+            value: bytes | None = self._kept.blob(row)
         else:
             value = self._new_blobs.get((kind, key))
+            if value is None:
+                value = self._spill.blob((kind, key))
         if value is None:
             self.misses += 1
             return None
@@ -150,6 +165,10 @@ class Memo:
 
     def put_blob(self, kind: str, key: bytes, value: bytes) -> None:
         self._new_blobs[(kind, key)] = value
+        self._new_bytes += len(value)
+        if self._new_bytes >= SAVE_PART_BYTES:
+            self._spill.write(self._new_blobs)
+            self._new_blobs, self._new_bytes = {}, 0
 
     def save(self) -> None:
         """Write the values this build used, atomically; other code keys' tables go. Written a part at a time
@@ -159,22 +178,117 @@ class Memo:
         replace_tables(self.folder, {TABLE: Parts(SCHEMA, self._parts())}, dictionary=["kind"])
         self._new_blobs = {}
         self._new_intervals = {}
+        self._spill.close()
 
     def _parts(self) -> Iterator[pa.Table]:
         if self._kept is not None and self._used_rows:
-            rows = sorted(self._used_rows)
-            sizes = pc.binary_length(self._kept.column("blob")).fill_null(0).to_numpy()
-            for taken in _by_bytes(rows, sizes[rows].tolist()):
-                yield self._kept.take(pa.array(taken, type=pa.int64())).cast(SCHEMA)
+            yield from self._kept.take(sorted(self._used_rows))
         if self._new_intervals:
             keys = list(self._new_intervals)
             values = np.array([self._new_intervals[key] for key in keys], dtype=np.float64).reshape(-1, 2)
             yield _table([INTERVAL] * len(keys), keys, values[:, 0], values[:, 1], [None] * len(keys))
+        yield from self._spill.parts()
         names = list(self._new_blobs)
         for named in _by_bytes(names, [len(self._new_blobs[name]) for name in names]):
             blobs: list[bytes | None] = [self._new_blobs.pop(name) for name in named]
             none = [None] * len(named)
             yield _table([kind for kind, _ in named], [key for _, key in named], none, none, blobs)
+
+
+class _Kept:
+    """The table earlier builds kept, open on disk (already checked against its manifest). Each row group is a part
+    of the save that wrote it, so a blob is read with its group's blobs, and the last group read is held: a build
+    asks for the pages in about the order the last build saved them."""
+
+    def __init__(self, handle: pq.ParquetFile):
+        self.handle = handle
+        self.starts = [0]  # the first row of each row group, and the row count last
+        for group in range(handle.metadata.num_row_groups):
+            self.starts.append(self.starts[-1] + handle.metadata.row_group(group).num_rows)
+        self._group = -1
+        self._blobs: pa.ChunkedArray | None = None
+
+    def _locate(self, row: int) -> tuple[int, int]:
+        group = bisect.bisect_right(self.starts, row) - 1
+        return group, row - self.starts[group]
+
+    def blob(self, row: int) -> bytes | None:
+        group, offset = self._locate(row)
+        if group != self._group or self._blobs is None:
+            self._blobs = self.handle.read_row_group(group, columns=["blob"]).column(0)
+            self._group = group
+        value: bytes | None = self._blobs[offset].as_py()
+        return value
+
+    def take(self, rows: list[int]) -> Iterator[pa.Table]:
+        """The given rows (sorted), a row group at a time, in parts of about SAVE_PART_BYTES."""
+        self._blobs, self._group = None, -1
+        by_group: dict[int, list[int]] = {}
+        for row in rows:
+            group, offset = self._locate(row)
+            by_group.setdefault(group, []).append(offset)
+        for group, offsets in by_group.items():
+            table = self.handle.read_row_group(group)
+            sizes = pc.binary_length(table.column("blob")).fill_null(0).to_numpy()
+            for taken in _by_bytes(offsets, sizes[offsets].tolist()):
+                yield table.take(pa.array(taken, type=pa.int64())).cast(SCHEMA)
+            del table
+
+
+class _Spill:
+    """Blobs a build computed, written out a part at a time (Arrow files, uncompressed, in a folder of their own
+    beside the cache's tables) so that they are not all held until the save. One read back is served from a memory
+    map of its part; the save copies the parts into the table. The folder goes when the memo is saved, or when it is
+    dropped unsaved (a build that failed)."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.folder: Path | None = None
+        self.files: list[Path] = []
+        self.index: dict[tuple[str, bytes], tuple[int, int]] = {}  # (kind, key) -> (part, row)
+        self._part = -1
+        self._table: pa.Table | None = None
+        self._cleanup: weakref.finalize | None = None
+
+    def write(self, blobs: dict[tuple[str, bytes], bytes]) -> None:
+        if self.folder is None:
+            self.root.mkdir(parents=True, exist_ok=True)
+            self.folder = Path(tempfile.mkdtemp(prefix=".spill-", dir=self.root))
+            self._cleanup = weakref.finalize(self, shutil.rmtree, self.folder, True)
+        names = list(blobs)
+        none = [None] * len(names)
+        table = _table([kind for kind, _ in names], [key for _, key in names], none, none, list(blobs.values()))
+        path = self.folder / f"{len(self.files)}.arrow"
+        with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, SCHEMA) as writer:
+            writer.write_table(table)
+        for row, name in enumerate(names):
+            self.index[name] = (len(self.files), row)
+        self.files.append(path)
+
+    def _read(self, part: int) -> pa.Table:
+        if part != self._part or self._table is None:
+            self._table = pa.ipc.open_file(pa.memory_map(str(self.files[part]))).read_all()
+            self._part = part
+        return self._table
+
+    def blob(self, name: tuple[str, bytes]) -> bytes | None:
+        where = self.index.get(name)
+        if where is None:
+            return None
+        value: bytes | None = self._read(where[0]).column("blob")[where[1]].as_py()
+        return value
+
+    def parts(self) -> Iterator[pa.Table]:
+        for part in range(len(self.files)):
+            yield self._read(part)
+            self._table, self._part = None, -1
+
+    def close(self) -> None:
+        self._table, self._part = None, -1
+        self.files, self.index = [], {}
+        if self._cleanup is not None:
+            self._cleanup()
+        self.folder = self._cleanup = None
 
 
 def _table(kinds: list[str], keys: list[bytes], lo: Any, hi: Any, blobs: list[bytes | None]) -> pa.Table:

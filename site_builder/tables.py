@@ -48,18 +48,28 @@ def sha256_of(path: Path) -> str:
 def read(folder: Path, names: list[str]) -> dict[str, pa.Table] | None:
     """The named tables of `folder`, or None when it holds none yet. Raises ValueError where a table's bytes or
     row count differ from its manifest, or one of UNREADABLE where the folder cannot be read."""
+    files = open_files(folder, names)
+    if files is None:
+        return None
+    return {name: handle.read() for name, handle in files.items()}
+
+
+def open_files(folder: Path, names: list[str]) -> dict[str, pq.ParquetFile] | None:
+    """The named tables of `folder` opened, not read: a caller reads the columns or row groups it needs when it
+    needs them. Checked as `read` checks them (the bytes against the manifest's checksum, the rows against its
+    count) before anything is read."""
     manifest = folder / MANIFEST
     if not manifest.exists():
         return None
     expected = json.loads(manifest.read_text())
-    tables = {}
+    files = {}
     for name in names:
         if sha256_of(folder / name) != expected["sha256"][name]:
             raise ValueError(f"{name} does not match its checksum")
-        tables[name] = pq.read_table(folder / name)
-        if len(tables[name]) != expected["rows"][name]:
+        files[name] = pq.ParquetFile(folder / name)
+        if files[name].metadata.num_rows != expected["rows"][name]:
             raise ValueError(f"{name} does not have the rows its manifest counts")
-    return tables
+    return files
 
 
 def replace(

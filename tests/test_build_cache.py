@@ -267,12 +267,20 @@ def test_the_memo_saved_a_part_at_a_time_keeps_every_value_it_used(tmp_path, mon
     memo = Memo(tmp_path)
     for (kind, key), value in blobs.items():
         memo.put_blob(kind, key, value)
+    # past a part's bytes, what the build computed went to spill files: still found, byte for byte
+    spilled = memo._spill.folder
+    assert spilled is not None and len(list(spilled.iterdir())) > 10
+    assert [memo.blob(kind, key) for kind, key in reversed(blobs)] == list(reversed(blobs.values()))
     memo.put_intervals([b"a", b"b"], np.array([0.5, 0.25]), np.array([1.5, 2.25]))
     memo.save()
+    assert not spilled.exists()  # the spill goes with the save
     parts = pq.ParquetFile(memo.folder / memo_module.TABLE).metadata.num_row_groups
     assert parts > 10  # one row group a part: the blobs were not copied into one table to be written
     again = Memo(tmp_path)
     used = list(blobs)[::3]
+    # the kept blobs are read a row group at a time when asked for (in any order), never the whole column up front
+    assert again._kept is not None and again._kept._blobs is None
+    assert [again.blob(kind, key) for kind, key in reversed(used)] == [blobs[k] for k in reversed(used)]
     assert [again.blob(kind, key) for kind, key in used] == [blobs[k] for k in used]
     assert again.get_intervals([b"b"]) == [(0.25, 2.25)]
     again.put_blob("svg", b"new", b"<svg/>")
@@ -281,6 +289,19 @@ def test_the_memo_saved_a_part_at_a_time_keeps_every_value_it_used(tmp_path, mon
     assert [third.blob(kind, key) for kind, key in used] == [blobs[k] for k in used]
     assert third.blob("svg", b"new") == b"<svg/>" and third.get_intervals([b"b", b"a"]) == [(0.25, 2.25), None]
     assert third.blob(*list(blobs)[1]) is None
+
+
+def test_a_build_that_fails_before_its_save_leaves_no_spill_behind(tmp_path, monkeypatch):
+    import gc
+
+    monkeypatch.setattr(memo_module, "SAVE_PART_BYTES", 64)
+    memo = Memo(tmp_path)
+    memo.put_blob("svg", b"a", b"x" * 100)
+    spilled = memo._spill.folder
+    assert spilled is not None and spilled.exists()
+    del memo
+    gc.collect()
+    assert not spilled.exists() and Memo(tmp_path).blob("svg", b"a") is None
 
 
 def test_a_kept_page_gets_its_raw_blocks_back_under_this_builds_numbers():
