@@ -111,8 +111,12 @@ def _phase(name: str | None) -> None:
             rss_gib: float | None = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1024**3
     except OSError:  # not Linux
         rss_gib = None
+    import pyarrow as pa
+
+    arrow_gib = pa.total_allocated_bytes() / 1024**3  # of the resident memory, what Arrow's pool holds
+    entry = {"phase": name, "s": round(now - since, 3), "rss_gib": rss_gib, "arrow_gib": round(arrow_gib, 4)}
     with open(path, "a", encoding="utf-8") as handle:
-        handle.write(json.dumps({"phase": name, "s": round(now - since, 3), "rss_gib": rss_gib}) + "\n")
+        handle.write(json.dumps(entry) + "\n")
 
 
 def on_files(files: Files, config: Any) -> Files:

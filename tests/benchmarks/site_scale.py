@@ -195,10 +195,14 @@ def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple
 def print_phases(size: int, fill_log: Path, inc_log: Path) -> None:
     """Where the two builds' time and memory went, phase by phase (site_builder.mkdocs_hooks logs them)."""
     fill, added = ([json.loads(line) for line in log.read_text().splitlines()] for log in (fill_log, inc_log))
-    print(f"{size}: phases, cold build filling the cache | one file added (wall s, resident GiB at the phase's end)")
-    print("| phase | cold s | cold GiB | added s | added GiB |\n|---|---:|---:|---:|---:|")
+    print(
+        f"{size}: phases, cold build filling the cache | one file added (wall s; resident GiB at the phase's end, "
+        "and of it Arrow's pool)"
+    )
+    print("| phase | cold s | cold GiB | Arrow | added s | added GiB | Arrow |\n|---|---:|---:|---:|---:|---:|---:|")
     for a, b in zip(fill, added, strict=True):
-        print(f"| {a['phase']} | {a['s']:.1f} | {a['rss_gib']:.2f} | {b['s']:.1f} | {b['rss_gib']:.2f} |", flush=True)
+        cells = [f"{e['s']:.1f} | {e['rss_gib']:.2f} | {e.get('arrow_gib', 0.0):.2f}" for e in (a, b)]
+        print(f"| {a['phase']} | {' | '.join(cells)} |", flush=True)
 
 
 def main() -> None:
