@@ -177,11 +177,16 @@ def median_replicates_many(
 
 
 class IntervalMemo(Protocol):
-    """Where ratio_intervals finds intervals computed before (site_builder.memo.Memo)."""
+    """Where ratio_intervals finds intervals computed before, and break_even_replicates its replicates
+    (site_builder.memo.Memo)."""
 
     def get_intervals(self, keys: Sequence[bytes]) -> list[tuple[float, float] | None]: ...
 
     def put_intervals(self, keys: Sequence[bytes], lo: np.ndarray, hi: np.ndarray) -> None: ...
+
+    def blob(self, kind: str, key: bytes) -> bytes | None: ...
+
+    def put_blob(self, kind: str, key: bytes, value: bytes) -> None: ...
 
 
 MEMO: IntervalMemo | None = None  # set by a site build for its duration (site_builder.mkdocs_hooks)
@@ -205,12 +210,36 @@ def interval_key(
     float64 values), the resamples, the seed and the confidence."""
     digest = hashlib.blake2b(struct.pack("<qqd", resamples, seed, confidence), digest_size=16)
     for side in (numerator, denominator):
-        runs = _runs_of(side)
-        digest.update(struct.pack("<q", len(runs)))
-        for run in runs:
-            values = np.ascontiguousarray(run, dtype="<f8")
-            digest.update(struct.pack("<q", values.size))
-            digest.update(values.tobytes())
+        _hash_runs(digest, side)
+    return digest.digest()
+
+
+def _hash_runs(digest: hashlib.blake2b, side: Sequence[float] | np.ndarray) -> None:
+    runs = _runs_of(side)
+    digest.update(struct.pack("<q", len(runs)))
+    for run in runs:
+        values = np.ascontiguousarray(run, dtype="<f8")
+        digest.update(struct.pack("<q", values.size))
+        digest.update(values.tobytes())
+
+
+BREAK_EVEN = "break-even"  # the memo's kind for break_even_replicates
+
+
+def _break_even_key(
+    xs: Sequence[float],
+    cpu_samples: Sequence[Sequence[float]],
+    accelerator_samples: Sequence[Sequence[float]],
+    resamples: int,
+    seed: int,
+) -> bytes:
+    """What a sweep's break-even replicates are computed from, hashed: the sweep's xs, each point's two sides'
+    runs (as interval_key hashes them), the resamples and the seed."""
+    digest = hashlib.blake2b(struct.pack("<qqq", resamples, seed, len(xs)), digest_size=16, person=b"break-even")
+    digest.update(np.ascontiguousarray(xs, dtype="<f8").tobytes())
+    for cpu, accelerator in zip(cpu_samples, accelerator_samples, strict=True):
+        _hash_runs(digest, cpu)
+        _hash_runs(digest, accelerator)
     return digest.digest()
 
 
@@ -410,9 +439,34 @@ def break_even_replicates(
     seed: int = SEED,
 ) -> tuple[float, np.ndarray] | None:
     """The point estimate of a sweep's break-even and its replicates (see crossing_replicates), or None when
-    the point estimate does not cross inside the measured range."""
+    the point estimate does not cross inside the measured range. Kept in MEMO (the estimate and the replicates as
+    float64 bytes, nothing for None) under a hash of what they are computed from: a machine's sweep changes only
+    with that machine's files."""
     if not (len(xs) == len(cpu_samples) == len(accelerator_samples)) or len(xs) < 2:
         raise ValueError("a break-even needs two or more sweep points, each with samples on both sides")
+    memo = MEMO
+    if memo is None:
+        return _break_even_replicates(xs, cpu_samples, accelerator_samples, resamples, seed)
+    key = _break_even_key(xs, cpu_samples, accelerator_samples, resamples, seed)
+    kept = memo.blob(BREAK_EVEN, key)
+    if kept is not None:
+        if not kept:
+            return None
+        values = np.frombuffer(kept, dtype="<f8").astype(np.float64)
+        return float(values[0]), values[1:]
+    found = _break_even_replicates(xs, cpu_samples, accelerator_samples, resamples, seed)
+    value = b"" if found is None else np.concatenate([[found[0]], found[1]]).astype("<f8").tobytes()
+    memo.put_blob(BREAK_EVEN, key, value)
+    return found
+
+
+def _break_even_replicates(
+    xs: Sequence[float],
+    cpu_samples: Sequence[Sequence[float]],
+    accelerator_samples: Sequence[Sequence[float]],
+    resamples: int,
+    seed: int,
+) -> tuple[float, np.ndarray] | None:
     pairs = list(zip(cpu_samples, accelerator_samples, strict=True))
     estimate = crossing(xs, [point_median(c) / point_median(a) for c, a in pairs])
     if estimate is None:

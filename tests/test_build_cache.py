@@ -228,6 +228,37 @@ def test_intervals_kept_between_builds_are_the_ones_computing_gives(tmp_path, mo
     )
 
 
+def test_break_even_replicates_kept_between_builds_are_the_ones_computing_gives(tmp_path, monkeypatch):
+    rng = np.random.default_rng(6)
+    xs = [1e3, 1e4, 1e5, 1e6]
+    # a sweep whose speedup crosses 1 between its second and third points, one that never does, and one with an
+    # open side among its replicates (noisy samples near the crossing)
+    crossing = ([rng.lognormal(np.log(s), 0.05, 8) for s in (0.5, 0.8, 1.3, 2.0)], [np.ones(8)] * 4)
+    never = ([rng.lognormal(np.log(s), 0.05, 8) for s in (0.3, 0.4, 0.5, 0.6)], [np.ones(8)] * 4)
+    noisy = ([rng.lognormal(np.log(s), 0.4, 3) for s in (0.9, 1.0, 1.05, 1.1)], [np.ones(3)] * 4)
+    sweeps = (crossing, never, noisy)
+    monkeypatch.setattr(uncertainty, "MEMO", None)
+    plain = [uncertainty.break_even_replicates(xs, *sweep) for sweep in sweeps]
+    assert plain[0] is not None and plain[1] is None and plain[2] is not None
+    assert not np.isfinite(plain[2][1]).all()  # open sides (±inf) survive the round trip too
+    memo = Memo(tmp_path)
+    monkeypatch.setattr(uncertainty, "MEMO", memo)
+    first = [uncertainty.break_even_replicates(xs, *sweep) for sweep in sweeps]
+    memo.save()
+    again = Memo(tmp_path)
+    monkeypatch.setattr(uncertainty, "MEMO", again)
+    kept = [uncertainty.break_even_replicates(xs, *sweep) for sweep in sweeps]
+    assert (again.hits, again.misses) == (3, 0)
+    for got in (first, kept):
+        assert got[1] is None
+        for computed, value in ((plain[0], got[0]), (plain[2], got[2])):
+            assert value is not None and computed is not None and value[0] == computed[0]
+            np.testing.assert_array_equal(value[1], computed[1])
+    # another sweep (one sample changed) is not served the kept value
+    changed = ([crossing[0][0] * 1.01, *crossing[0][1:]], crossing[1])
+    assert uncertainty.break_even_replicates(xs, *changed) is not None and again.misses == 1
+
+
 def test_a_corrupt_or_stale_derived_figure_is_computed_again_never_served(tmp_path, monkeypatch):
     rng = np.random.default_rng(4)
     nums, dens = _samples(rng, 10), _samples(rng, 10)
