@@ -2,9 +2,11 @@
 exports.
 
 site_builder.cache keeps what each result file contributes. What the build then computes from many files changes
-only where its inputs change, and two kinds of it cost most of a build from the file cache:
+only where its inputs change, and these cost most of a build from the file cache:
 - a speedup's (or any ratio of medians') 95% bootstrap interval, keyed by both sides' raw samples (and their runs),
   the resamples, the seed and the confidence (site_builder.uncertainty.interval_key);
+- a sweep's break-even and its bootstrap replicates, keyed by the sweep's points and both sides' samples at each
+  (site_builder.uncertainty.break_even_replicates);
 - a chart's PNG and SVG export and the site's copy of Vega, keyed by the chart's whole Vega-Lite spec (its data
   inline) and the export's kind;
 - the part of a machine's page that only that machine's data decides (everything but where it stands, which

@@ -25,7 +25,8 @@ measure.
 
 The site build keeps ratio intervals between builds (site_builder.memo), keyed by interval_key: what the interval
 is computed from. While a build sets MEMO, ratio_intervals looks each row up there and computes only the rest;
-each row's interval depends on its own samples alone, so the figures are the same either way.
+each row's interval depends on its own samples alone, so the figures are the same either way. A sweep's break-even
+replicates are kept the same way (break_even_replicates), under a hash of the sweep's points and samples.
 """
 
 from __future__ import annotations
