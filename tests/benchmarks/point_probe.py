@@ -19,13 +19,30 @@ interpreter of its own, round by round, the arms' order rotated every round:
 - engine:       the program under benchsite's timing engine (runner.measure.timing.measure, with the options a
                 measurement uses), the mean seconds per unit of its samples;
 - engine-session: the same, started in a session of its own, as benchsite starts every measuring process;
+- engine-stdio: the same, after the measuring process's set-up of its standard streams (stdout kept for the protocol,
+                everything else sent to stderr, a file; the job read from stdin, a pipe); `engine-stdin` has only
+                the job read from a pipe, `engine-stderr` only the streams sent to the file, `engine-stderr-pipe` the
+                streams sent to stderr as there, but stderr a pipe (as in `engine-session`) rather than a file;
+- worker:       the measuring process itself (runner.measure.worker's main(), in a session of its own, its stderr a
+                file as the executor gives it) with the job `benchsite run` sends it, started here rather than by the
+                executor: what the measuring process adds, apart from the parent that reads its events;
+- worker-quiet: the same, without the monitor around the timing and without the engine's per-sample callback (the
+                progress lines);
 - point:        the whole measurement, as `benchsite run` makes it (tests/benchmarks/points.py: the measuring
                 process, its spare interpreter, the protocol, the monitor);
 - point-nospare: the same with BENCHSITE_SPARES=0: the measuring process is started when the point is due.
 
-Every arm but `point` reports what its process was made of at the end: its OS threads, PyTorch's intra-op threads
-as the main thread sees them, context switches and CPU time (its DataLoader workers' included). Prints each round,
-then per arm the median ms per unit and its ratio to the script's, with the bootstrap interval the twin uses.
+Every arm reports what its process was made of at the end: its OS threads, PyTorch's intra-op threads as the main
+thread sees them, context switches and CPU time (its DataLoader workers' included); the point arms, what their
+measurement recorded (intra-op threads, CPU seconds per wall second, samples and units per sample). Prints each round,
+then per arm the median ms per unit and its ratio to the --base arm's (the script's by default), with the bootstrap
+interval the twin uses.
+
+    python tests/benchmarks/point_probe.py --pool a.json b.json ... [--base engine-session]
+
+pools the rounds of several runs (their --json files): per arm, the geometric mean of its per-round ratio to the base
+arm measured in the same round, a 95% bootstrap interval over those rounds, and in how many rounds it was slower.
+Pairing within a round takes out what drifts between rounds (the host's own pace moved by 20% over an hour).
 Not part of the test run.
 """
 
@@ -45,7 +62,34 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 SCRIPTS = ROOT / "runner" / "fidelity" / "seeds"
-ARMS = ("script", "program", "program-init", "engine", "engine-session", "point", "point-nospare")
+ARMS = (
+    "script",
+    "program",
+    "program-init",
+    "engine",
+    "engine-session",
+    "engine-stdio",
+    "engine-stdin",
+    "engine-stderr",
+    "engine-stderr-pipe",
+    "worker",
+    "worker-quiet",
+    "point",
+    "point-nospare",
+)
+# Runs the measuring process's own main() on the job given on stdin, then reports on the process on stderr (main() keeps
+# stdout for its protocol and sends everything else to stderr).
+WORKER_WRAP = (
+    "import sys\n"
+    "from runner.measure import worker\n"
+    "if sys.argv[1:] == ['quiet']:\n"
+    "    from tests.benchmarks.point_probe import quieten\n"
+    "    quieten(worker)\n"
+    "code = worker.main([])\n"
+    "from tests.benchmarks.point_probe import report\n"
+    "print(report(), file=sys.__stderr__, flush=True)\n"
+    "sys.exit(code)\n"
+)
 # Runs a transcription as `python script.py` would, then reports on the process in one more JSON line.
 SCRIPT_WRAP = (
     "import runpy, sys\n"
@@ -75,8 +119,38 @@ def report() -> str:
     )
 
 
+def quieten(worker: object) -> None:
+    """The measuring process without its monitor and progress lines (the `worker-quiet` arm)."""
+    from runner.measure.monitor import Usage
+
+    real = worker.measure  # type: ignore[attr-defined]
+
+    def measure(*args: object, on_sample: object = None, **kwargs: object) -> object:
+        return real(*args, **kwargs)
+
+    class NoMonitor:
+        usage = Usage(None, None, None)
+
+        def __enter__(self) -> NoMonitor:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            pass
+
+    worker.measure = measure  # type: ignore[attr-defined]
+    worker.Monitor = NoMonitor  # type: ignore[attr-defined]
+
+
 def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str, units: int, budget: float) -> None:
     """One harness arm in this (fresh) process: prints {"per_unit_s": ...} and then the report line."""
+    out = sys.stdout
+    # as runner.measure.worker.main() sets up its streams before it reads the job
+    if arm in ("engine-stdio", "engine-stderr", "engine-stderr-pipe"):
+        out = os.fdopen(os.dup(1), "w", buffering=1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+    if arm in ("engine-stdio", "engine-stdin"):
+        sys.stdin.read()
     if arm == "program-init":
         import torch
 
@@ -104,17 +178,79 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
         device.sync()
         per_unit = (time.perf_counter() - start) / units
     program.close()
-    print(json.dumps({"per_unit_s": per_unit, "units": units}), flush=True)
-    print(report(), flush=True)
+    print(json.dumps({"per_unit_s": per_unit, "units": units}), file=out, flush=True)
+    print(report(), file=out, flush=True)
 
 
-def _run(argv: list[str], cwd: Path, session: bool = False) -> tuple[float, dict]:
+def _run(
+    argv: list[str], cwd: Path, session: bool = False, stdin: bool = False, file: bool = False
+) -> tuple[float, dict]:
+    """Run an arm's process; as the executor starts a measuring process, `stdin`: a job on a pipe, `file`: stderr
+    a file."""
+    import tempfile
+
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    proc = subprocess.run(argv, capture_output=True, text=True, cwd=cwd, env=env, start_new_session=session)
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.run(
+            argv,
+            input="{}" if stdin else None,
+            stdout=subprocess.PIPE,
+            stderr=err if file else subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env=env,
+            start_new_session=session,
+        )
+        err.seek(0)
+        stderr = err.read().decode(errors="replace") if file else proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if proc.returncode or len(lines) < 2:
-        raise RuntimeError(f"{' '.join(argv[:4])} failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        raise RuntimeError(f"{' '.join(argv[:4])} failed ({proc.returncode}): {stderr[-2000:]}")
     return float(json.loads(lines[-2])["per_unit_s"]), json.loads(lines[-1])
+
+
+def _run_worker(row: dict, device: str, profile: str, seconds: float, quiet: bool = False) -> tuple[float, dict]:
+    import tempfile
+
+    from runner import fidelity
+    from runner.measure import protocol
+
+    job = {
+        "kind": "measure",
+        "framework": "torch",
+        "device": device,
+        "cpu_name": "CPU",
+        "workload": row["workload"],
+        "variant": "as-written",
+        "profile": profile,
+        "budget_s": seconds,
+        "profile_ops": False,
+        "peaks": {},
+        "case_indices": [row["index"]],
+    }
+    job["seed_process"] = protocol.seed_process(job)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    with tempfile.TemporaryFile() as stderr:
+        proc = subprocess.run(
+            [sys.executable, "-c", WORKER_WRAP, *(["quiet"] if quiet else [])],
+            input=json.dumps(job),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            cwd=ROOT,
+            env=env,
+            start_new_session=True,
+        )
+        stderr.seek(0)
+        err = stderr.read().decode(errors="replace")
+    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    results = [e for e in events if e.get("event") == "result" and e.get("status") == "ok"]
+    facts = [line for line in err.splitlines() if line.startswith("{")]
+    if proc.returncode or not results or not facts:
+        raise RuntimeError(f"the worker failed ({proc.returncode}): {err[-2000:]}")
+    m = results[0]["measurement"]
+    extra = {"cpu_util": m.get("cpu_util"), "samples": len(m["samples_s"])}
+    return fidelity.mean_per_unit(m["samples_s"]), {**json.loads(facts[-1]), **extra}
 
 
 def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds: float, points: object) -> tuple:
@@ -129,7 +265,10 @@ def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds:
             os.environ.pop("BENCHSITE_SPARES")
             if before is not None:
                 os.environ["BENCHSITE_SPARES"] = before
-        return mean_per_unit(m), {}
+        facts = {"torch_threads": m.threads, "cpu_util": m.cpu_util, "samples": len(m.samples_s)}
+        return mean_per_unit(m), {**facts, "units_per_sample": m.units_per_sample}
+    if arm.startswith("worker"):
+        return _run_worker(row, device, profile, seconds, quiet=arm == "worker-quiet")
     if arm == "script":
         script = str(SCRIPTS / f"seed_{row['seed']}.py")
         argv = [sys.executable, "-c", SCRIPT_WRAP, script, "--device", device, row["flag"], str(units), *row["args"]]
@@ -152,7 +291,39 @@ def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds:
         "--seconds",
         str(seconds),
     ]
-    return _run(argv, ROOT, session=arm == "engine-session")
+    return _run(
+        argv,
+        ROOT,
+        session=arm.startswith("engine-"),
+        stdin=arm in ("engine-stdio", "engine-stdin"),
+        file=arm in ("engine-stdio", "engine-stderr"),
+    )
+
+
+def pool(files: list[Path], base: str) -> None:
+    """Paired per-round ratios against `base`, pooled over the runs given (see the module's docstring)."""
+    import math
+    import random
+
+    logs: dict[str, list[float]] = {}
+    for file in files:
+        rounds: dict[tuple, dict[str, float]] = {}
+        for entry in json.loads(file.read_text()):
+            key = (entry["seed"], entry["device"], entry["round"])
+            rounds.setdefault(key, {})[entry["arm"]] = entry["per_unit_s"]
+        for arms in rounds.values():
+            for arm, value in arms.items():
+                if arm != base and base in arms:
+                    logs.setdefault(arm, []).append(math.log(value / arms[base]))
+    rng = random.Random(0)
+    print(f"| arm | rounds | against {base} (geometric mean) | 95% interval | slower in |")
+    print("|---|---:|---:|---|---:|")
+    for arm in [a for a in ARMS if a in logs]:
+        got = logs[arm]
+        boots = sorted(statistics.fmean(rng.choices(got, k=len(got))) for _ in range(4000))
+        low, high = math.exp(boots[99]), math.exp(boots[3899])
+        slower = sum(v > 0 for v in got)
+        print(f"| {arm} | {len(got)} | {math.exp(statistics.fmean(got)):.3f} | {low:.3f} .. {high:.3f} | {slower} |")
 
 
 def main() -> None:
@@ -162,14 +333,19 @@ def main() -> None:
     parser.add_argument("--seed", action="append", help="000 .. 004 (default: 000)")
     parser.add_argument("--depth", action="append", type=int, help="seed 001 depths (default: 2)")
     parser.add_argument("--arm", action="append", choices=ARMS, help="default: all")
+    parser.add_argument("--base", choices=ARMS, default="script", help="the arm the others are set against")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--seconds", type=float, default=2.0, help="the engine's budget; the script's units fill it")
     parser.add_argument("--units", type=int, help="units the script and the programs time (default: fill --seconds)")
     parser.add_argument("--json", type=Path, help="also write every round here, as it ends")
+    parser.add_argument("--pool", type=Path, nargs="+", help="pool the rounds of these --json files instead")
     parser.add_argument("--child", choices=ARMS)
     parser.add_argument("--workload")
     parser.add_argument("--index", type=int)
     args = parser.parse_args()
+    if args.pool:
+        pool(args.pool, args.base)
+        return
     if args.child:
         child(args.child, args.workload, args.index, args.device[0], args.profile, args.units, args.seconds)
         return
@@ -202,12 +378,12 @@ def main() -> None:
                     if args.json:
                         args.json.write_text(json.dumps(log, indent=1))
             print(f"\nseed {row['seed']} {row['workload']} on {device}, {units} units a run, {args.rounds} rounds")
-            print("| arm | ms per unit (median) | against the script | 95% interval |")
+            print(f"| arm | ms per unit (median) | against {args.base} | 95% interval |")
             print("|---|---:|---:|---|")
-            base = got.get("script")
+            base = got.get(args.base)
             for arm in arms:
                 ms = statistics.median(got[arm]) * 1e3
-                if base and arm != "script":
+                if base and arm != args.base:
                     s = fidelity.summarise(got[arm], base)
                     print(f"| {arm} | {ms:.3f} | {s.ratio:.3f} | {s.ci95[0]:.3f} .. {s.ci95[1]:.3f} |")
                 else:
