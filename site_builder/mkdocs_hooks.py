@@ -50,6 +50,8 @@ GUIDE = [
 ]
 
 _state: dict[str, Any] = {}
+# Pages rendered between two returns of freed memory to the system (release_free_memory) while the pages are made.
+RELEASE_EVERY_PAGES = 256
 
 
 def _navigation(pages: list[Any]) -> list[Any]:
@@ -98,8 +100,40 @@ def on_config(config: Any) -> Any:
     return config
 
 
+def release_free_memory() -> None:
+    """Give the memory freed so far back to the system. Arrow's pool (mimalloc) keeps the pages of buffers it freed
+    for reuse, and so does the C library's heap: reading and writing the build cache's Parquet tables, the frame's
+    conversions and the charts free hundreds of megabytes at 10,000 files that the next phase does not reuse, and
+    the build's peak sat on top of them (2,000 files: 0.44 GiB resident after filling the cache, 0.31 GiB after this).
+    Milliseconds; done at the end of every phase."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc() -> Any:
+    """glibc, for malloc_trim; None elsewhere (macOS, musl)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+_LIBC = _libc()
+
+
 def _phase(name: str | None) -> None:
-    """End a phase of the build (None starts the clock): one line in the file PHASES_ENV names, nothing without."""
+    """End a phase of the build (None starts the clock), its freed memory given back (`release_free_memory`): one
+    line in the file PHASES_ENV names, nothing without."""
+    if name is not None:
+        release_free_memory()
     now = time.perf_counter()
     since = _state.get("clock", now)
     _state["clock"] = now
@@ -127,8 +161,10 @@ def on_files(files: Files, config: Any) -> Files:
     from site_builder.reference import schema_json
 
     site, pages = _state["site"], _state["pages"]
-    for page in pages:
+    for i, page in enumerate(pages, 1):
         files.append(File.generated(config, page.path, content=page.render(site)))
+        if i % RELEASE_EVERY_PAGES == 0:  # what rendering the pages so far freed, before the next ones need more
+            release_free_memory()
     _phase("pages' Markdown")
     # the open data is written to files (too large to hold at 100,000 results); mkdocs copies them in
     written = _state["written"] = tempfile.TemporaryDirectory(prefix="benchsite-data-")
