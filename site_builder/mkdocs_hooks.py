@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +29,8 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
 log = logging.getLogger("mkdocs.plugins.benchsite")
-# A file to append one JSON line per phase of the build to (its wall seconds and the resident memory at its end):
+# A file to append one JSON line per phase of the build to (its wall seconds, the resident memory at its end and the
+# process's peak so far):
 # tests/benchmarks/site_scale.py sets it to show where a build's time and memory go.
 PHASES_ENV = "BENCHSITE_BUILD_PHASES"
 
@@ -148,7 +150,20 @@ def _phase(name: str | None) -> None:
     import pyarrow as pa
 
     arrow_gib = pa.total_allocated_bytes() / 1024**3  # of the resident memory, what Arrow's pool holds
-    entry = {"phase": name, "s": round(now - since, 3), "rss_gib": rss_gib, "arrow_gib": round(arrow_gib, 4)}
+    try:
+        import resource  # not on Windows
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+        peak_gib: float | None = round(peak / (1024**3 if sys.platform == "darwin" else 1024**2), 4)  # so far
+    except ImportError:
+        peak_gib = None
+    entry = {
+        "phase": name,
+        "s": round(now - since, 3),
+        "rss_gib": rss_gib,
+        "arrow_gib": round(arrow_gib, 4),
+        "peak_gib": peak_gib,
+    }
     with open(path, "a", encoding="utf-8") as handle:
         handle.write(json.dumps(entry) + "\n")
 

@@ -197,11 +197,17 @@ def print_phases(size: int, fill_log: Path, inc_log: Path) -> None:
     fill, added = ([json.loads(line) for line in log.read_text().splitlines()] for log in (fill_log, inc_log))
     print(
         f"{size}: phases, cold build filling the cache | one file added (wall s; resident GiB at the phase's end, "
-        "and of it Arrow's pool)"
+        "of it Arrow's pool, and the process's peak so far: where it grows, the phase set a new peak)"
     )
-    print("| phase | cold s | cold GiB | Arrow | added s | added GiB | Arrow |\n|---|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| phase | cold s | cold GiB | Arrow | peak | added s | added GiB | Arrow | peak |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    )
     for a, b in zip(fill, added, strict=True):
-        cells = [f"{e['s']:.1f} | {e['rss_gib']:.2f} | {e.get('arrow_gib', 0.0):.2f}" for e in (a, b)]
+        cells = [
+            f"{e['s']:.1f} | {e['rss_gib']:.2f} | {e.get('arrow_gib', 0.0):.2f} | {e.get('peak_gib') or 0.0:.2f}"
+            for e in (a, b)
+        ]
         print(f"| {a['phase']} | {' | '.join(cells)} |", flush=True)
 
 
