@@ -5,6 +5,7 @@ served."""
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -128,14 +129,16 @@ def test_a_changed_or_corrupt_cache_is_rebuilt_never_served(tmp_path):
     assert BuildCache(tmp_path / "cache").dropped is not None
 
 
-def _build(results: Path, site: Path, cache: str) -> str:
-    """Build the site; returns the build's log (MkDocs' INFO lines, where the hooks say what the caches gave)."""
+def _build(results: Path, site: Path, cache: str, phases: Path | None = None) -> str:
+    """Build the site; returns the build's log (MkDocs' INFO lines, where the hooks say what the caches gave).
+    `phases`: where the build logs its phases (BENCHSITE_BUILD_PHASES)."""
     env = {
         **os.environ,
         "BENCHSITE_RESULTS": str(results),
         "BENCHSITE_STRICT": "1",
         "BENCHSITE_CACHE": cache,
         "NO_MKDOCS_2_WARNING": "1",
+        **({"BENCHSITE_BUILD_PHASES": str(phases)} if phases else {}),
     }
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site)],
@@ -173,9 +176,24 @@ def test_a_build_from_the_cache_is_byte_identical_to_a_cold_build(tmp_path):
     target.parent.mkdir(parents=True, exist_ok=True)
     if not target.exists():
         shutil.copy(added, target)
-    log = _build(results, tmp_path / "incremental", str(cache))
+    log = _build(results, tmp_path / "incremental", str(cache), phases=tmp_path / "phases.jsonl")
     _build(results, tmp_path / "cold", "off")
     assert _differences(tmp_path / "cold", tmp_path / "incremental") == []
+    # the phase log (tests/benchmarks/site_scale.py reads it): every phase once, in order, each with its time, the
+    # memory at its end and the peak so far, which never falls and is never below the memory at the phase's end
+    phases = [json.loads(line) for line in (tmp_path / "phases.jsonl").read_text().splitlines()]
+    assert [p["phase"] for p in phases] == [
+        "read the result files",
+        "frame, figures and intervals",
+        "pages' Markdown",
+        "open data and CSV downloads",
+        "chart exports",
+        "MkDocs: every page rendered and written",
+        "derived figures saved",
+        "search index",
+    ]
+    peaks = [p["peak_gib"] for p in phases]
+    assert peaks == sorted(peaks) and all(p["s"] >= 0 and 0 < p["rss_gib"] <= p["peak_gib"] + 1e-3 for p in phases)
     # the incremental build took files, intervals and exports from the caches, and computed the rest
     kept = re.search(r"derived figures (\d+) kept, (\d+) computed", log)
     assert kept is not None and int(kept.group(1)) > 0 and int(kept.group(2)) > 0, log[-2000:]
