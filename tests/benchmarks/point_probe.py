@@ -49,6 +49,7 @@ Not part of the test run.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -182,18 +183,16 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
     print(report(), file=out, flush=True)
 
 
-def _run(
-    argv: list[str], cwd: Path, session: bool = False, stdin: bool = False, file: bool = False
-) -> tuple[float, dict]:
-    """Run an arm's process; as the executor starts a measuring process, `stdin`: a job on a pipe, `file`: stderr
-    a file."""
+def _spawn(argv: list[str], cwd: Path, session: bool, stdin: str | None, file: bool) -> tuple[str, str, int]:
+    """Run one arm's process, this checkout on its path; its stdout, stderr and exit code. As the executor starts a
+    measuring process: `stdin`, given on a pipe; `file`, stderr a file rather than a pipe."""
     import tempfile
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    with tempfile.TemporaryFile() as err:
+    with tempfile.TemporaryFile() if file else contextlib.nullcontext() as err:
         proc = subprocess.run(
             argv,
-            input="{}" if stdin else None,
+            input=stdin,
             stdout=subprocess.PIPE,
             stderr=err if file else subprocess.PIPE,
             text=True,
@@ -201,17 +200,25 @@ def _run(
             env=env,
             start_new_session=session,
         )
-        err.seek(0)
-        stderr = err.read().decode(errors="replace") if file else proc.stderr
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
-    if proc.returncode or len(lines) < 2:
-        raise RuntimeError(f"{' '.join(argv[:4])} failed ({proc.returncode}): {stderr[-2000:]}")
+        if err is not None:
+            err.seek(0)
+            return proc.stdout, err.read().decode(errors="replace"), proc.returncode
+    return proc.stdout, proc.stderr, proc.returncode
+
+
+def _run(
+    argv: list[str], cwd: Path, session: bool = False, stdin: bool = False, file: bool = False
+) -> tuple[float, dict]:
+    """A harness or script arm: its seconds per unit and its report, the last two JSON lines of its stdout."""
+    stdout, stderr, code = _spawn(argv, cwd, session, "{}" if stdin else None, file)
+    lines = [line for line in stdout.splitlines() if line.startswith("{")]
+    if code or len(lines) < 2:
+        raise RuntimeError(f"{' '.join(argv[:4])} failed ({code}): {stderr[-2000:]}")
     return float(json.loads(lines[-2])["per_unit_s"]), json.loads(lines[-1])
 
 
 def _run_worker(row: dict, device: str, profile: str, seconds: float, quiet: bool = False) -> tuple[float, dict]:
-    import tempfile
-
+    """The `worker` arms: the measuring process on the job `benchsite run` sends it; its report comes on stderr."""
     from runner import fidelity
     from runner.measure import protocol
 
@@ -229,25 +236,13 @@ def _run_worker(row: dict, device: str, profile: str, seconds: float, quiet: boo
         "case_indices": [row["index"]],
     }
     job["seed_process"] = protocol.seed_process(job)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    with tempfile.TemporaryFile() as stderr:
-        proc = subprocess.run(
-            [sys.executable, "-c", WORKER_WRAP, *(["quiet"] if quiet else [])],
-            input=json.dumps(job),
-            stdout=subprocess.PIPE,
-            stderr=stderr,
-            text=True,
-            cwd=ROOT,
-            env=env,
-            start_new_session=True,
-        )
-        stderr.seek(0)
-        err = stderr.read().decode(errors="replace")
-    events = [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
+    argv = [sys.executable, "-c", WORKER_WRAP, *(["quiet"] if quiet else [])]
+    stdout, err, code = _spawn(argv, ROOT, session=True, stdin=json.dumps(job), file=True)
+    events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     results = [e for e in events if e.get("event") == "result" and e.get("status") == "ok"]
     facts = [line for line in err.splitlines() if line.startswith("{")]
-    if proc.returncode or not results or not facts:
-        raise RuntimeError(f"the worker failed ({proc.returncode}): {err[-2000:]}")
+    if code or not results or not facts:
+        raise RuntimeError(f"the worker failed ({code}): {err[-2000:]}")
     m = results[0]["measurement"]
     extra = {"cpu_util": m.get("cpu_util"), "samples": len(m["samples_s"])}
     return fidelity.mean_per_unit(m["samples_s"]), {**json.loads(facts[-1]), **extra}
