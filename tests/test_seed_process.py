@@ -8,7 +8,7 @@ import json
 import pytest
 
 from runner import api
-from runner.measure import forkserver, protocol
+from runner.measure import executor, forkserver, protocol
 from tests.conftest import cpu_torch_plan
 
 
@@ -27,6 +27,8 @@ def test_as_written_torch_points_each_run_in_a_fresh_unfrozen_interpreter(tmp_pa
     assert len(entries) == 2  # the tiny depth sweep: depths 2 and 3
     assert all(e["seed_process"] and e["frozen"] == 0 for e in entries), entries
     assert len({e["pid"] for e in entries}) == 2  # a process per point
+    # its standard streams as the script has them: the events on stdout itself, nothing redirected
+    assert not any(e["stdout_redirected"] for e in entries), entries
 
 
 @pytest.mark.skipif(not forkserver.SUPPORTED, reason="the fork server is Linux-only")
@@ -36,6 +38,23 @@ def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypa
     assert len(entries) == 2
     assert all(not e["seed_process"] and e["frozen"] > 0 for e in entries), entries
     assert len({e["pid"] for e in entries}) == 1
+    assert all(e["stdout_redirected"] for e in entries), entries  # stray prints kept off the protocol
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"event": "start", "index": 0}\n', {"event": "start", "index": 0}),
+        # a library's print without its newline, with the event run on after it
+        ('epoch 3 done{"event": "result", "index": 1}\n', {"event": "result", "index": 1}),
+        ("loss 0.25\n", None),
+        ("\n", None),
+        ('{"event": "start", "ind\n', None),  # cut short: skipped, never a crash
+        ('{"loss": 0.25}\n', None),  # JSON, but not an event
+    ],
+)
+def test_the_parent_finds_events_among_a_seed_loops_prints(line, expected):
+    assert executor.parse_event(line) == expected
 
 
 @pytest.mark.parametrize(

@@ -49,6 +49,20 @@ def _reader(stream: IO[str], sink: queue.Queue[str | None]) -> None:
     sink.put(None)
 
 
+def parse_event(line: str) -> dict[str, Any] | None:
+    """The event on a line of the child's protocol, else None. A seed's loop keeps its stdout as its script has it
+    (runner.measure.worker._protocol), so a line may be a library's print, or such a print without its newline
+    with the event run on after it: the event is the line from its `{"event"` on."""
+    at = line.find('{"event"')
+    if at < 0:
+        return None
+    try:
+        event = json.loads(line[at:])
+    except json.JSONDecodeError:
+        return None
+    return event if isinstance(event, dict) else None
+
+
 def _kill(proc: Child) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
@@ -200,9 +214,8 @@ def run_child(
                     continue
                 if line is None:
                     break
-                try:
-                    event = json.loads(line)
-                except json.JSONDecodeError:
+                event = parse_event(line)
+                if event is None:
                     continue
                 if event.get("event") == "start":
                     deadline = time.monotonic() + timeout_s

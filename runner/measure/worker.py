@@ -1,7 +1,8 @@
 """The measuring child process: `python -m runner.measure.worker` reads one JSON job on stdin.
 
-It speaks JSON lines on the stdout it was started with; anything a library prints is redirected to
-stderr so it cannot corrupt the protocol. Jobs:
+It speaks JSON lines on the stdout it was started with. Anything a library prints is redirected to stderr so it
+cannot corrupt the protocol, except in a seed's loop, which runs with its streams as its script has them (`_protocol`).
+Jobs:
 
 - describe:  the framework's version, build and devices
 - selftest:  the sync self-test on one device
@@ -182,6 +183,7 @@ def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, flo
     process = {
         "seed_process": bool(job.get("seed_process")),
         "frozen": gc.get_freeze_count(),
+        "stdout_redirected": sys.stdout is not sys.__stdout__,  # `_protocol`: never for a seed's loop
         "pid": os.getpid(),
         "ended_at": time.time(),  # wall clock: the gaps between one measurement's end and the next's start
     }
@@ -451,24 +453,40 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     """Read one job on stdin and run it. `--spare FRAMEWORK` (runner.measure.spares): import the framework's harness
-    module first, say so on the protocol stream, then wait for the job; a spare nobody used reads no job and ends."""
-    # Keep the protocol on a private copy of stdout; send stray prints to stderr.
-    protocol = os.fdopen(os.dup(1), "w", buffering=1)
-    os.dup2(2, 1)
-    sys.stdout = sys.stderr
+    module first, say so on stdout, then wait for the job; a spare nobody used reads no job and ends."""
     if argv and argv[0] == "--spare":
         _framework(argv[1])
-        protocol.write(SPARE_READY + "\n")
-        protocol.flush()
+        sys.stdout.write(SPARE_READY + "\n")
+        sys.stdout.flush()
     text = sys.stdin.read()
     if not text.strip():
         return 0
     job = json.loads(text)
+    protocol = _protocol(job)
     try:
         return run_job(job, protocol)
     except Exception as exc:
         _emit(protocol, {"event": "error", "error": error_info(exc)})
         return 1
+
+
+def _protocol(job: dict[str, Any]) -> IO[str]:
+    """The stream the job's events go on.
+
+    A seed's loop (the job's `seed_process`, set by the parent from runner.measure.protocol.seed_process) runs with its
+    standard streams as its script has them: the events go on stdout itself, the pipe the parent reads, and nothing
+    is duplicated or redirected. On a lent H200 host's 16-core CPU, seed 000's loop timed 4 to 9% slower after the
+    redirect below than without it (tests/benchmarks/point_probe.py, `engine-stdio` against `engine-session`), for
+    no reason found. A library's stray print there reaches the parent, which skips what is not an event and finds an
+    event that a print without a newline ran into (runner.measure.executor).
+
+    Every other job keeps the events on a private copy of stdout and sends stray prints to stderr."""
+    if job.get("seed_process"):
+        return sys.stdout
+    protocol = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return protocol
 
 
 if __name__ == "__main__":

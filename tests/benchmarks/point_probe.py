@@ -28,6 +28,8 @@ interpreter of its own, round by round, the arms' order rotated every round:
                 executor: what the measuring process adds, apart from the parent that reads its events;
 - worker-quiet: the same, without the monitor around the timing and without the engine's per-sample callback (the
                 progress lines);
+- worker-redirect: the same with the stream set-up every measuring process had until 2026-11-26 (stdout kept
+                for the protocol on a copy, everything else sent to stderr), which a seed's loop no longer has;
 - point:        the whole measurement, as `benchsite run` makes it (tests/benchmarks/points.py: the measuring
                 process, its spare interpreter, the protocol, the monitor);
 - point-nospare: the same with BENCHSITE_SPARES=0: the measuring process is started when the point is due.
@@ -75,17 +77,24 @@ ARMS = (
     "engine-stderr-pipe",
     "worker",
     "worker-quiet",
+    "worker-redirect",
     "point",
     "point-nospare",
 )
-# Runs the measuring process's own main() on the job given on stdin, then reports on the process on stderr (main() keeps
-# stdout for its protocol and sends everything else to stderr).
+# Runs the measuring process's own main() on the job given on stdin, then reports on the process on stderr. `redirect`:
+# with the stream set-up every measuring process had before 2026-11-26, and every job but a seed's loop still has
+# (the protocol on a copy of stdout, stdout sent to stderr; runner.measure.worker._protocol).
 WORKER_WRAP = (
-    "import sys\n"
+    "import os, sys\n"
     "from runner.measure import worker\n"
-    "if sys.argv[1:] == ['quiet']:\n"
+    "if 'quiet' in sys.argv[1:]:\n"
     "    from tests.benchmarks.point_probe import quieten\n"
     "    quieten(worker)\n"
+    "if 'redirect' in sys.argv[1:]:\n"
+    "    protocol = os.fdopen(os.dup(1), 'w', buffering=1)\n"
+    "    os.dup2(2, 1)\n"
+    "    sys.stdout = sys.stderr\n"
+    "    worker._protocol = lambda job: protocol\n"
     "code = worker.main([])\n"
     "from tests.benchmarks.point_probe import report\n"
     "print(report(), file=sys.__stderr__, flush=True)\n"
@@ -217,7 +226,7 @@ def _run(
     return float(json.loads(lines[-2])["per_unit_s"]), json.loads(lines[-1])
 
 
-def _run_worker(row: dict, device: str, profile: str, seconds: float, quiet: bool = False) -> tuple[float, dict]:
+def _run_worker(row: dict, device: str, profile: str, seconds: float, flags: list[str]) -> tuple[float, dict]:
     """The `worker` arms: the measuring process on the job `benchsite run` sends it; its report comes on stderr."""
     from runner import fidelity
     from runner.measure import protocol
@@ -236,7 +245,7 @@ def _run_worker(row: dict, device: str, profile: str, seconds: float, quiet: boo
         "case_indices": [row["index"]],
     }
     job["seed_process"] = protocol.seed_process(job)
-    argv = [sys.executable, "-c", WORKER_WRAP, *(["quiet"] if quiet else [])]
+    argv = [sys.executable, "-c", WORKER_WRAP, *flags]
     stdout, err, code = _spawn(argv, ROOT, session=True, stdin=json.dumps(job), file=True)
     events = [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
     results = [e for e in events if e.get("event") == "result" and e.get("status") == "ok"]
@@ -263,7 +272,7 @@ def run_arm(arm: str, row: dict, device: str, profile: str, units: int, seconds:
         facts = {"torch_threads": m.threads, "cpu_util": m.cpu_util, "samples": len(m.samples_s)}
         return mean_per_unit(m), {**facts, "units_per_sample": m.units_per_sample}
     if arm.startswith("worker"):
-        return _run_worker(row, device, profile, seconds, quiet=arm == "worker-quiet")
+        return _run_worker(row, device, profile, seconds, arm.split("-")[1:])
     if arm == "script":
         script = str(SCRIPTS / f"seed_{row['seed']}.py")
         argv = [sys.executable, "-c", SCRIPT_WRAP, script, "--device", device, row["flag"], str(units), *row["args"]]
