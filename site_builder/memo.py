@@ -69,6 +69,10 @@ SCHEMA = pa.schema(
 )
 # Blob bytes a part of a save holds (Memo.save): a few megabytes beside the pages, not a second copy of them all.
 SAVE_PART_BYTES = 16 << 20
+# Rows Parquet encodes at a time while saving (site_builder.tables.replace): a blob is up to about a hundred kilobytes
+# (a machine page; a chart's PNG is more), so a page of a few of them, not one of a whole part's 16 MiB, encoded and
+# compressed at once.
+SAVE_BATCH_ROWS = 4
 T = TypeVar("T")
 
 
@@ -177,7 +181,9 @@ class Memo:
         (site_builder.tables.Parts), each part about SAVE_PART_BYTES of blobs: a cold build's machine pages are all
         new, and copying them into one table to write it would hold them twice. The blobs this build computed are
         let go as they are written: the memo is spent once saved."""
-        replace_tables(self.folder, {TABLE: Parts(SCHEMA, self._parts())}, dictionary=["kind"])
+        replace_tables(
+            self.folder, {TABLE: Parts(SCHEMA, self._parts())}, dictionary=["kind"], batch_rows=SAVE_BATCH_ROWS
+        )
         self._new_blobs = {}
         self._new_intervals = {}
         self._spill.close()

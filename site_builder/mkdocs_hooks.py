@@ -28,6 +28,8 @@ from typing import Any
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File, Files
 
+from site_builder.tables import release_free_memory
+
 log = logging.getLogger("mkdocs.plugins.benchsite")
 # A file to append one JSON line per phase of the build to (its wall seconds, the resident memory at its end and the
 # process's peak so far):
@@ -100,36 +102,6 @@ def on_config(config: Any) -> Any:
     config["nav"] = _navigation(pages)
     _phase("frame, figures and intervals")
     return config
-
-
-def release_free_memory() -> None:
-    """Give the memory freed so far back to the system. Arrow's pool (mimalloc) keeps the pages of buffers it freed
-    for reuse, and so does the C library's heap: reading and writing the build cache's Parquet tables, the frame's
-    conversions and the charts free hundreds of megabytes at 10,000 files that the next phase does not reuse, and
-    the build's peak sat on top of them (2,000 files: 0.44 GiB resident after filling the cache, 0.31 GiB after this).
-    A few milliseconds (6 ms the first time after loading 2,000 files, under 1 ms after); done at the end of every
-    phase, and every RELEASE_EVERY_PAGES pages while the pages are made."""
-    import pyarrow as pa
-
-    pa.default_memory_pool().release_unused()
-    if _LIBC is not None:
-        _LIBC.malloc_trim(0)
-
-
-def _libc() -> Any:
-    """glibc, for malloc_trim; None elsewhere (macOS, musl)."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        libc.malloc_trim.argtypes = [ctypes.c_size_t]
-        return libc
-    except (OSError, AttributeError):
-        return None
-
-
-_LIBC = _libc()
 
 
 def _phase(name: str | None) -> None:
@@ -260,7 +232,19 @@ def on_build_error(error: Exception) -> None:
     _drop_written()
 
 
-def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+# A page's raw HTML blocks (site_builder.render.RAW) wait on disk until MkDocs builds that page, and its HTML is let go
+# once the page is written. MkDocs renders every page's Markdown before it builds the first, and keeps each page's
+# HTML to the end of the build: at 10,000 result files that was about 0.25 GiB, most of it machine pages' tables.
+
+
+@event_priority(100)  # before the search plugin indexes the page (0) and the theme renders it
+def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
     from site_builder.pages import RAW
 
-    return RAW.restore(html)
+    page.content = RAW.restore(page.content or "")
+    return context
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    page.content = None  # written (the anchors MkDocs checks at the end are kept apart from it)
+    return output

@@ -14,10 +14,13 @@ Markdown by the MkDocs hook. Links inside them name the .html pages the offline 
 from __future__ import annotations
 
 import html
+import io
 import json
 import math
 import re
-from typing import Any
+import tempfile
+import weakref
+from typing import IO, Any
 
 import jinja2
 from markupsafe import Markup
@@ -31,25 +34,56 @@ FRAMEWORK_NAMES = {"torch": "PyTorch", "tensorflow": "TensorFlow", "jax": "JAX"}
 class RawBlocks:
     """HTML that goes into a page untouched (see the module docstring); its place is marked by an HTML
     comment. Text from result files is escaped before it gets here (a '<' becomes a character reference),
-    so no file can forge a marker."""
+    so no file can forge a marker.
+
+    The blocks wait on disk, in an unnamed temporary file, not in memory: they are most of a machine page (its
+    tables), every page is made before MkDocs renders the first, and at 10,000 result files they came to about
+    0.25 GiB held from the pages' Markdown to the end of the build. A block is read back when its page is put
+    together (`restore`), one page at a time."""
 
     MARKER = re.compile(r"<!--benchsite-raw-(\d+)-->")
 
     def __init__(self) -> None:
-        self.blocks: dict[str, str] = {}
         self.next = 0  # the next block's number (never reused within a build)
+        self._where: dict[int, tuple[int, int]] = {}  # block number -> (offset, bytes) in the file
+        self._file: IO[bytes] | None = None
 
     def stash(self, block: str) -> Markup:
-        key = str(self.next)
+        key = self.next
         self.next += 1
-        self.blocks[key] = str(block)
+        data = str(block).encode()
+        if self._file is None:
+            self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by clear(), or when this goes)
+            weakref.finalize(self, self._file.close)
+        self._file.seek(0, io.SEEK_END)
+        self._where[key] = (self._file.tell(), len(data))
+        self._file.write(data)
         return Markup(f"<!--benchsite-raw-{key}-->\n")  # a block of its own: Markdown text may follow
 
+    def block(self, key: int) -> str:
+        offset, size = self._where[key]
+        assert self._file is not None
+        self._file.seek(offset)
+        return self._file.read(size).decode()
+
     def restore(self, page_html: str) -> str:
-        return self.MARKER.sub(lambda m: self.blocks.pop(m.group(1), m.group(0)), page_html)
+        """The page with its blocks put back; each block is put back once (it is let go here)."""
+
+        def put_back(m: re.Match[str]) -> str:
+            key = int(m.group(1))
+            if key not in self._where:
+                return m.group(0)
+            text = self.block(key)
+            del self._where[key]
+            return text
+
+        return self.MARKER.sub(put_back, page_html)
 
     def clear(self) -> None:
-        self.blocks.clear()
+        if self._file is not None:
+            self._file.close()
+        self._file = None
+        self._where.clear()
         self.next = 0
 
     def detach(self, markdown: str, first: int) -> tuple[str, list[str]]:
@@ -57,7 +91,7 @@ class RawBlocks:
         blocks in order: what a build keeps of a rendered page (site_builder.memo), independent of this build's
         numbering."""
         last = self.next
-        blocks = [self.blocks[str(k)] for k in range(first, last)]
+        blocks = [self.block(k) for k in range(first, last)]
 
         def renumber(m: re.Match[str]) -> str:
             k = int(m.group(1))

@@ -17,6 +17,7 @@ import tempfile
 from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -77,11 +78,14 @@ def replace(
     tables: dict[str, pa.Table | Parts],
     keep: Container[str] = (),
     dictionary: Sequence[str] | None = None,
+    batch_rows: int | None = None,
 ) -> None:
     """Write `tables` (each whole, or in `Parts`) with their manifest as `folder`, atomically; the other folders
     beside it go, but `keep`. `dictionary`: the only columns Parquet may dictionary-encode (default: any); a column
     of distinct blobs gains nothing from it, and trying costs a hash table of every value while the file is
-    written."""
+    written. `batch_rows`: the rows Parquet encodes at a time (its `write_batch_size`, 1,024 by default); a data page
+    ends only between batches, so rows of tens of kilobytes want a few at a time, or one batch makes a page of
+    megabytes, held twice (encoded and compressed) while it is written."""
     root = folder.parent
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".writing-", dir=root))
@@ -90,13 +94,18 @@ def replace(
         for name, table in tables.items():
             given = table if isinstance(table, Parts) else Parts(table.schema, [table])
             names = given.schema.names
-            options = {} if dictionary is None else {"use_dictionary": [c for c in dictionary if c in names]}
+            options: dict[str, Any] = (
+                {} if dictionary is None else {"use_dictionary": [c for c in dictionary if c in names]}
+            )
+            if batch_rows is not None:
+                options["write_batch_size"] = batch_rows
             rows[name] = 0
             with pq.ParquetWriter(staging / name, given.schema, **options) as writer:
                 for part in given.parts:
                     writer.write_table(part, row_group_size=ROW_GROUP_ROWS)
                     rows[name] += len(part)
                     del part  # the part's memory goes before the next is made
+                    release_free_memory()  # and back to the system: the writer's pages and the read ones
         manifest = {"sha256": {name: sha256_of(staging / name) for name in tables}, "rows": rows}
         (staging / MANIFEST).write_text(json.dumps(manifest))
         old = root / f".old-{os.getpid()}"
@@ -109,3 +118,32 @@ def replace(
     for other in root.iterdir():
         if other != folder and other.name not in keep and other.is_dir():
             shutil.rmtree(other, ignore_errors=True)
+
+
+def release_free_memory() -> None:
+    """Give the memory freed so far back to the system. Arrow's pool (mimalloc) keeps the pages of buffers it freed
+    for reuse, and so does the C library's heap: reading and writing the build cache's Parquet tables, the frame's
+    conversions and the charts free hundreds of megabytes at 10,000 files that the next phase does not reuse, and
+    the build's peak sat on top of them (2,000 files: 0.44 GiB resident after filling the cache, 0.31 GiB after this).
+    A few milliseconds (6 ms the first time after loading 2,000 files, under 1 ms after); done at the end of every
+    phase of the build (site_builder.mkdocs_hooks), every few hundred pages while the pages are made, and after
+    each part `replace` writes."""
+    pa.default_memory_pool().release_unused()
+    if _LIBC is not None:
+        _LIBC.malloc_trim(0)
+
+
+def _libc() -> Any:
+    """glibc, for malloc_trim; None elsewhere (macOS, musl)."""
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc.malloc_trim.argtypes = [ctypes.c_size_t]
+        return libc
+    except (OSError, AttributeError):
+        return None
+
+
+_LIBC = _libc()
