@@ -16,6 +16,9 @@ interpreter of its own, round by round, the arms' order rotated every round:
 - program-init: the same, after one call on the main thread that starts PyTorch's intra-op thread pool at its
                 default size before anything is built (what any parallel operator or `torch.get_num_threads()`
                 in the measuring process before the loop does);
+- program-copied: the same, its resident batches (seed 002's list of batches) first copied into memory PyTorch
+                allocated: the transcription makes its data with `torch.rand`, 64-byte aligned; the program's comes
+                from NumPy's generator, 16 bytes off, and on the CPU each batch is a view of it;
 - engine:       the program under benchsite's timing engine (runner.measure.timing.measure, with the options a
                 measurement uses), the mean seconds per unit of its samples;
 - engine-session: the same, started in a session of its own, as benchsite starts every measuring process;
@@ -69,6 +72,7 @@ ARMS = (
     "script",
     "program",
     "program-init",
+    "program-copied",
     "engine",
     "engine-session",
     "engine-stdio",
@@ -173,6 +177,8 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
     framework = worker._framework("torch")
     device = framework.make_device(device_kind, "CPU")
     program = worker.import_builder(workload.implementations["torch"])(case, "as-written", device)
+    if arm == "program-copied":  # resident batches copied into memory PyTorch allocated (64-byte aligned)
+        program.batches = [tuple(t.clone() for t in batch) for batch in program.batches]
     if arm.startswith("engine"):
         from runner import fidelity
         from runner.measure.timing import measure
