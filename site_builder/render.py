@@ -7,8 +7,8 @@ puts it: a Markdown paragraph, a table cell, an attribute. Only Markup built by 
 macro's output) or by the filters here passes unchanged.
 
 Tables and chart placeholders are wrapped in `{% filter stash %}`: Python-Markdown runs an HTML parser over
-every raw HTML block, which dominated long builds, so such a block is set aside (RAW) and put back after
-Markdown by the MkDocs hook. Links inside them name the .html pages the offline build writes.
+every raw HTML block, which dominated long builds, so such a block is set aside (RAW, on disk) and put back
+by the MkDocs hook when MkDocs builds the page. Links inside them name the .html pages the offline build writes.
 """
 
 from __future__ import annotations
