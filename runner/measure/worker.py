@@ -475,10 +475,11 @@ def _protocol(job: dict[str, Any]) -> IO[str]:
 
     A seed's loop (the job's `seed_process`, set by the parent from runner.measure.protocol.seed_process) runs with its
     standard streams as its script has them: the events go on stdout itself, the pipe the parent reads, and nothing
-    is duplicated or redirected. On a lent H200 host's 16-core CPU, seed 000's loop timed 4 to 9% slower after the
-    redirect below than without it (tests/benchmarks/point_probe.py, `engine-stdio` against `engine-session`), for
-    no reason found. A library's stray print there reaches the parent, which skips what is not an event and finds an
-    event that a print without a newline ran into (runner.measure.executor).
+    is duplicated or redirected. On a lent H200 host's 16-core CPU, seed 000's loop timed 1.108 (1.062 .. 1.152) of
+    its script's time with the set-up below and 0.990 (0.958 .. 1.024) without it, over 24 paired rounds
+    (tests/benchmarks/point_probe.py, `worker-redirect` and `worker`), for no reason found. A library's stray print
+    there reaches the parent, which skips what is not an event and finds an event that a print without a newline ran
+    into (runner.measure.executor).
 
     Every other job keeps the events on a private copy of stdout and sends stray prints to stderr."""
     if job.get("seed_process"):
