@@ -183,7 +183,7 @@ def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, flo
     process = {
         "seed_process": bool(job.get("seed_process")),
         "frozen": gc.get_freeze_count(),
-        "stdout_redirected": sys.stdout is not sys.__stdout__,  # `_protocol`: never for a seed's loop
+        "stdout_redirected": sys.stdout is sys.stderr,  # `_protocol`: never for a seed's loop
         "pid": os.getpid(),
         "ended_at": time.time(),  # wall clock: the gaps between one measurement's end and the next's start
     }
