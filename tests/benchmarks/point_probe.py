@@ -18,7 +18,8 @@ interpreter of its own, round by round, the arms' order rotated every round:
                 in the measuring process before the loop does);
 - program-copied: the same, its resident batches (seed 002's list of batches) first copied into memory PyTorch
                 allocated: the transcription makes its data with `torch.rand`, 64-byte aligned; the program's comes
-                from NumPy's generator, 16 bytes off, and on the CPU each batch is a view of it;
+                from NumPy's generator, 16 bytes off, and on the CPU each batch is a view of it. On an H100
+                machine's 16-core host the copy changed nothing (records/point_probe_h100_2026-11-26);
 - engine:       the program under benchsite's timing engine (runner.measure.timing.measure, with the options a
                 measurement uses), the mean seconds per unit of its samples;
 - engine-session: the same, started in a session of its own, as benchsite starts every measuring process;
@@ -193,8 +194,11 @@ def child(arm: str, workload_id: str, index: int, device_kind: str, profile: str
             program.run_unit()
         device.sync()
         per_unit = (time.perf_counter() - start) / units
+    # where the first resident batch starts against a 64-byte boundary (None for a program without resident batches)
+    batches = getattr(program, "batches", None)
+    offset = batches[0][0].data_ptr() % 64 if isinstance(batches, list) and batches else None
     program.close()
-    print(json.dumps({"per_unit_s": per_unit, "units": units}), file=out, flush=True)
+    print(json.dumps({"per_unit_s": per_unit, "units": units, "data_offset": offset}), file=out, flush=True)
     print(report(), file=out, flush=True)
 
 
@@ -229,7 +233,9 @@ def _run(
     lines = [line for line in stdout.splitlines() if line.startswith("{")]
     if code or len(lines) < 2:
         raise RuntimeError(f"{' '.join(argv[:4])} failed ({code}): {stderr[-2000:]}")
-    return float(json.loads(lines[-2])["per_unit_s"]), json.loads(lines[-1])
+    timed = json.loads(lines[-2])
+    extra = {"data_offset": timed["data_offset"]} if "data_offset" in timed else {}
+    return float(timed["per_unit_s"]), {**json.loads(lines[-1]), **extra}
 
 
 def _run_worker(row: dict, device: str, profile: str, seconds: float, flags: list[str]) -> tuple[float, dict]:
