@@ -36,6 +36,7 @@ from __future__ import annotations
 import bisect
 import functools
 import hashlib
+import io
 import json
 import logging
 import pickle
@@ -338,10 +339,31 @@ def render_code_key() -> bytes:
 
 def inputs_key(kind: str, *inputs: object) -> bytes:
     """The key of something rendered from `inputs` (pickled whole: data frames, summaries, views) by this code.
-    Inputs that pickle differently only miss; nothing that differs can share a key."""
+    Inputs that pickle differently only miss; nothing that differs can share a key.
+
+    So that the same values give the same key whether a build read them from the files or from the build cache,
+    a data frame is pickled as its columns' names, types and values (not pandas' blocks, which depend on how the
+    frame was put together; a categorical column as its values, not its categories, which depend on the whole
+    site), with pickle protocol 4 (protocol 5 writes a writable NumPy array's data apart from a read-only one's,
+    and a sample list read from the cache is a read-only view of Arrow's buffer), and without pickle's memo (which
+    writes a value seen before as a reference to it only where it is the same object). Until 2026-11-26 a frame
+    was pickled whole with protocol 5: a machine page kept by a build that read the files was never found by the
+    next, which read the cache, so one file added re-rendered every machine page."""
     digest = hashlib.blake2b(render_code_key(), digest_size=16, person=kind.encode()[:16])
-    digest.update(pickle.dumps(inputs, protocol=5))
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, protocol=4)
+    pickler.fast = True  # no memo: equal values pickle alike whether or not they are one object (inputs have no cycles)
+    pickler.dump([_canonical(value) for value in inputs])
+    digest.update(buffer.getbuffer())
     return digest.digest()
+
+
+def _canonical(value: object) -> object:
+    import pandas as pd
+
+    if isinstance(value, pd.DataFrame):
+        return ("frame", [(str(name), str(dtype), value[name].to_numpy()) for name, dtype in value.dtypes.items()])
+    return value
 
 
 def spec_key(kind: str, spec: object) -> bytes:

@@ -79,7 +79,7 @@ def on_config(config: Any) -> Any:
     from site_builder.cache import CACHE_ENV, BuildCache, folder_for
     from site_builder.load import load_results
     from site_builder.memo import Memo
-    from site_builder.pages import RAW, registry
+    from site_builder.pages import MACHINE_PAGES, RAW, registry
     from site_builder.site import Site
 
     _phase(None)
@@ -95,6 +95,7 @@ def on_config(config: Any) -> Any:
     for problem in loaded.problems:
         log.info("benchsite: left out %s", problem)
     RAW.clear()  # `mkdocs serve` rebuilds in the same process
+    MACHINE_PAGES.update(kept=0, rendered=0)
     site = Site.from_collector(loaded.collector, loaded.rejected)
     site.memo = memo
     pages = registry(site)
@@ -145,7 +146,7 @@ def on_files(files: Files, config: Any) -> Files:
     import vl_convert
 
     from site_builder.memo import TEXT_KINDS, spec_key
-    from site_builder.pages import csv_files
+    from site_builder.pages import MACHINE_PAGES, csv_files
     from site_builder.reference import schema_json
 
     site, pages = _state["site"], _state["pages"]
@@ -154,6 +155,8 @@ def on_files(files: Files, config: Any) -> Files:
         if i % RELEASE_EVERY_PAGES == 0:  # what rendering the pages so far freed, before the next ones need more
             release_free_memory()
     _phase("pages' Markdown")
+    if _state["memo"] is not None:
+        log.info("benchsite: machine pages' own part: %(kept)d from the memo, %(rendered)d rendered", MACHINE_PAGES)
     # the open data is written to files (too large to hold at 100,000 results); mkdocs copies them in
     written = _state["written"] = tempfile.TemporaryDirectory(prefix="benchsite-data-")
     for path, csv in csv_files(site, Path(written.name)).items():

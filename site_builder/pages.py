@@ -15,6 +15,7 @@ import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -372,6 +373,8 @@ def machine_search_entry(machine_id: str, s: MachineSummary) -> dict[str, Any]:
     }
 
 
+# this build's machine pages: their own part found in the build memo, or rendered (the build log says how many)
+MACHINE_PAGES = {"kept": 0, "rendered": 0}
 STANDING_MARK = "<!--benchsite-standing-->"  # where machine.md.j2 takes machine-standing.md.j2
 
 
@@ -387,14 +390,19 @@ def machine_page(machine_id: str) -> Callable[[Site], str]:
 
 
 def _summary_state(s: MachineSummary) -> list[Any]:
-    """Every field of a machine's summary, as something that pickles alike in every process: a pydantic model
-    pickles the set of fields it was given, whose order varies between processes, so models go in as JSON."""
+    """Every field of a machine's summary, as something that pickles alike in every process and whether the build
+    read the files or the cache: a pydantic model pickles the set of fields it was given, whose order varies between
+    processes, so models go in as JSON; a time goes in as its ISO text, whose time zone object differs by source."""
 
     def stable(value: Any) -> Any:
         if isinstance(value, BaseModel):
             return value.model_dump_json()
-        if isinstance(value, list):
+        if isinstance(value, datetime):  # pydantic's TzInfo(0) from a file, datetime.timezone.utc from the cache
+            return ("datetime", value.isoformat())
+        if isinstance(value, list | tuple):
             return [stable(v) for v in value]
+        if isinstance(value, dict):
+            return [(stable(k), stable(v)) for k, v in value.items()]
         return value
 
     return [(f.name, stable(getattr(s, f.name))) for f in dataclasses.fields(s)]
@@ -411,8 +419,10 @@ def _machine_local(site: Site, machine_id: str) -> str:
         key = memo.inputs_key(memo.MACHINE_PAGE, machine_id, _summary_state(s), *inputs, site.view())
         found = site.memo.blob(memo.MACHINE_PAGE, key)
         if found is not None:
+            MACHINE_PAGES["kept"] += 1
             kept = json.loads(found)
             return RAW.attach(kept["markdown"], kept["blocks"])
+    MACHINE_PAGES["rendered"] += 1
     first = RAW.next
     m, sw = s.machine, s.software
     by_framework: dict[str, list[str]] = {}

@@ -143,3 +143,42 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
             assert got == [(e[0], e[1], e[3]) for e in expected]
             assert [v.ratio for v in place.versus] == pytest.approx([e[2] for e in expected], rel=1e-12)
             assert place.versus[0].lo is not None and all(v.lo is None for v in place.versus[1:])
+
+
+def test_every_ratio_and_rank_is_the_pairwise_definition_among_many_machines_with_gaps():
+    """standing_of compares with every group of a block at once (matrix products over the block); this checks it
+    against the definition taken one machine at a time: over the measurements both measured, the geometric mean of
+    the ratios of medians, the rank counting every machine ahead, the fastest first, each machine's newest run."""
+    rng = np.random.default_rng(11)
+    keys = [(f"hash{i}", "torch") for i in range(12)]
+    rows = []
+    for m in range(40):
+        for started in ("2026-11-01", "2026-11-02"):  # an older run first: only the newest counts
+            for digest, framework in keys:
+                if rng.random() < 0.3:
+                    continue  # a gap: this machine did not measure it
+                samples = tuple(rng.lognormal(0, 1) * np.exp(rng.normal(0, 0.05, 5)))
+                row = standing.Row(
+                    f"m{m:02d}", "cuda", "GPU", "w", digest, framework, "as-written", 3, "quick", started, samples
+                )
+                rows.append(row)
+    index = standing.Published(rows, 3, "quick")
+    newest = standing._newest(rows)
+    for machine in ("m00", "m17", "m39"):
+        mine = {(d, f): r for (m, _, d, f), r in newest.items() if m == machine}
+        place = standing.standing_of(machine, 3, "quick", mine.values(), index)[0]
+        expected = {}
+        for other in {m for (m, *_) in newest} - {machine}:
+            theirs = {(d, f): r for (m, _, d, f), r in newest.items() if m == other}
+            both = sorted(set(mine) & set(theirs))
+            if both:
+                logs = [np.log(mine[k].median / theirs[k].median) for k in both]
+                expected[other] = (float(np.exp(np.mean(logs))), len(both))
+        assert place.of == len(expected) + 1
+        assert place.rank == 1 + sum(ratio > 1 for ratio, _ in expected.values())
+        got = {v.machine_id: (v.ratio, v.shared) for v in place.versus}
+        assert set(got) == set(expected)
+        for other, (ratio, shared) in expected.items():
+            assert got[other][0] == pytest.approx(ratio, rel=1e-12) and got[other][1] == shared
+        assert place.versus[0].ratio == pytest.approx(max(ratio for ratio, _ in expected.values()), rel=1e-12)
+        assert place.versus[0].lo is not None and place.versus[0].lo < place.versus[0].hi

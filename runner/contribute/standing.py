@@ -243,6 +243,12 @@ class _Block:
         for i, rows in enumerate(self.rows):
             for k, r in rows.items():
                 self.medians[i, self.columns[k]] = r.median
+        # what every standing against this block reads, computed once: per group and column, 1 where the group
+        # measured it (a positive, finite median), and the log of its median (0 where it did not)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            logs = np.log(self.medians)
+        self.present = np.isfinite(logs).astype(float)
+        self.logs = np.where(self.present > 0, logs, 0.0)
 
 
 def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
@@ -274,24 +280,26 @@ def standing_of(
     out = []
     for (device, variant, device_name), mine in sorted(by_device.items()):
         block = index.blocks.get((variant, device_class(device)))
-        keys = sorted(k for k in mine if block is not None and k in block.columns)
+        keys = sorted(k for k in mine if block is not None and k in block.columns and 0 < mine[k].median < np.inf)
         if block is None or not keys:
             continue
-        theirs = block.medians[:, [block.columns[k] for k in keys]]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            # per group, over the measurements this device measured (sorted): the log of my median over its, NaN
-            # where it did not measure one; the ratio is the geometric mean over those it shares
-            logs = np.log(np.array([mine[k].median for k in keys]) / theirs)
-        shared = ~np.isnan(logs)
-        counts = shared.sum(axis=1)
+        # per group, over the measurements both measured: the sum of the logs of my median over its, and how many
+        # there are; the ratio is their geometric mean. Two matrix-vector products over the block (the columns this
+        # device did not measure weigh 0), not a copy of its columns per standing: a site asks once per machine.
+        columns = [block.columns[k] for k in keys]
+        mask, mine_logs = np.zeros(len(block.columns)), np.zeros(len(block.columns))
+        mask[columns] = 1.0
+        mine_logs[columns] = np.log([mine[k].median for k in keys])
+        counts = np.rint(block.present @ mask).astype(int)
+        sums = block.present @ mine_logs - block.logs @ mask
         valid = np.flatnonzero((counts > 0) & (block.machines != machine_id))
         if not len(valid):
             continue
-        ratios = np.exp(np.where(shared, logs, 0.0)[valid].sum(axis=1) / counts[valid])
+        ratios = np.exp(sums[valid] / counts[valid])
         order = np.argsort(-ratios, kind="stable")  # fastest first; ties keep the index's order
         best = int(order[0])
         group = int(valid[best])
-        both = [k for k, has in zip(keys, shared[group], strict=True) if has]
+        both = [k for k in keys if block.present[group, block.columns[k]] > 0]
         # the seed a pass over every group would have given the fastest: its place among those compared
         lo, hi = interval([mine[k] for k in both], [block.rows[group][k] for k in both], best)
         versus = []
