@@ -143,4 +143,3 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
             assert got == [(e[0], e[1], e[3]) for e in expected]
             assert [v.ratio for v in place.versus] == pytest.approx([e[2] for e in expected], rel=1e-12)
             assert place.versus[0].lo is not None and all(v.lo is None for v in place.versus[1:])
-
