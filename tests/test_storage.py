@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -20,6 +21,18 @@ def test_write_atomic_replaces_whole_file(tmp_path):
     storage.write_atomic(path, "second\n")
     assert path.read_text() == "second\n"
     assert [p.name for p in path.parent.iterdir()] == ["r.yaml"]
+
+
+def test_write_atomic_gives_the_mode_open_would(tmp_path):
+    """A new file gets 0o666 less the umask (not mkstemp's 0o600); a replaced file keeps its own mode."""
+    new = tmp_path / "new.yaml"
+    storage.write_atomic(new, "x\n")
+    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~storage._UMASK
+    kept = tmp_path / "kept.yaml"
+    kept.write_text("old\n")
+    kept.chmod(0o640)
+    storage.write_atomic(kept, "new\n")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
 
 
 def test_exception_mid_write_leaves_old_file_and_no_temporary(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+_UMASK = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
+os.umask(_UMASK)
 
 
 class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
@@ -75,11 +78,23 @@ def dumps(result: ResultFile) -> str:
     return yaml.dump(data, Dumper=_SafeDumper, sort_keys=False, allow_unicode=True, width=120)
 
 
+def _file_mode(path: Path) -> int:
+    """The mode a plain `open(path, "w")` would give: the replaced file's own, else 0o666 less the umask (mkstemp's
+    temporary file is 0o600, which would leave a result file unreadable to the contributor's other accounts and
+    to a web server)."""
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0o666 & ~_UMASK
+
+
 def write_atomic(path: Path, text: str) -> None:
     """Write text to path so that readers see the old file, or the whole new one, never a part."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    mode = _file_mode(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, mode)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
