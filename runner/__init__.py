@@ -6,7 +6,7 @@ scripts' twin), fingerprint (the machine), gate (what a contributed file must pa
 and results (the result file's format, shared by all). cli.py is the command line over api.py.
 """
 
-__version__ = "0.7.0"
+__version__ = "0.8.0"
 
 # Version of the standard workload suite. Bump it whenever a workload changes in a way that changes its
 # numbers; it is part of every workload_hash, so results of different suite versions are never compared.

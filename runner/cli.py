@@ -124,8 +124,8 @@ def run(
         typer.Option(
             "--fidelity-rounds",
             help="Rounds of the fidelity twin (one script run and one measurement each; round 1's measurement is "
-            "the one in the file). More rounds narrow the ratio's interval.",
-            min=1,
+            "the one in the file). More rounds narrow the ratio's interval; two is the least it has one.",
+            min=2,
             max=50,
         ),
     ] = 3,

@@ -11,6 +11,7 @@ newest fingerprint and top operators per machine.
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 import sys
@@ -25,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from runner import fidelity
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import streaming
 from runner.results.schema import Machine, ResultFile, Software, SyncSelfTest
@@ -312,8 +314,13 @@ class Collector:
 
     @staticmethod
     def _twin(summary: MachineSummary, started_at: datetime, m: Any) -> bool:
-        """Record a measurement's seed-script twin; True if it found the harness affected the measurement."""
+        """Record a measurement's seed-script twin, judged by the current method (runner.fidelity.INTERVAL) from its
+        raw lists whatever method the file used; True if it found the harness affected the measurement."""
         f = m.fidelity
+        if min(len(f.harness_s), len(f.script_s)) < fidelity.MIN_ROUNDS:  # a file before schema 7 took one round
+            judged = fidelity.Summary(f.ratio, (math.nan, math.nan), "inconclusive")
+        else:
+            judged = fidelity.summarise(list(f.harness_s), list(f.script_s))
         key = (m.workload_hash, m.framework, m.device)
         known = summary.fidelity.get(key)
         if known is None or known[0] <= started_at:
@@ -325,17 +332,19 @@ class Collector:
                     "point": point_label(m.point),
                     "device": m.device,
                     "device_name": m.device_name,
-                    "script_s": statistics.median(f.script_s),
-                    "harness_s": statistics.median(f.harness_s),
-                    "ratio": f.ratio,
-                    "ratio_lo": f.ci95[0],
-                    "ratio_hi": f.ci95[1],
+                    "script_s": statistics.geometric_mean(f.script_s),
+                    "harness_s": statistics.geometric_mean(f.harness_s),
+                    "ratio": judged.ratio,
+                    "ratio_lo": None if math.isnan(judged.ci95[0]) else judged.ci95[0],
+                    "ratio_hi": None if math.isnan(judged.ci95[1]) else judged.ci95[1],
                     "rounds": f.rounds,
-                    "verdict": f.verdict,
+                    "verdict": judged.verdict,
+                    # what the file itself stated, where its own method (an earlier bootstrap) judged otherwise
+                    "file_verdict": f.verdict if f.verdict != judged.verdict else None,
                     "date": f"{started_at:%Y-%m-%d}",
                 },
             )
-        return f.verdict == "harness-affected"
+        return judged.verdict == "harness-affected"
 
     def _summary(self, result: ResultFile, source: str) -> MachineSummary:
         machine, run = result.machine, result.run

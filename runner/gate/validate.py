@@ -245,7 +245,7 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
 def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> list[Problem]:
     """A seed script's twin (runner.fidelity): the shipped transcription of this point's seed, run with this
     point's arguments; round 1's harness figure is this measurement; the ratio, its interval and the verdict
-    recomputed from the two raw lists."""
+    recomputed from the two raw lists by the file's own method (its `interval`)."""
     f = m.fidelity
     assert f is not None
     at = f"{where}.fidelity"
@@ -279,7 +279,10 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
                 f"{f.harness_s[0]:.6g} is not this measurement's own seconds per unit ({own:.6g}), which is round 1",
             )
         )
-    s = fidelity.summarise(list(f.harness_s), list(f.script_s))
+    if f.interval == "welch-log" and f.rounds < fidelity.MIN_ROUNDS:
+        problems.append(Problem(path, f"{at}.rounds", f"{f.rounds}: Welch's interval needs {fidelity.MIN_ROUNDS}"))
+        return problems
+    s = fidelity.summarise(list(f.harness_s), list(f.script_s), f.interval)
     for name, stated, computed in (
         ("ratio", f.ratio, s.ratio),
         ("ci95[0]", f.ci95[0], s.ci95[0]),

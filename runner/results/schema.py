@@ -23,6 +23,10 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
 - 6 (benchsite 0.7.0): a data-parallel measurement's `collective`: how its gradients were all-reduced (the
   communication library and its version, its settings in the ranks' environment, the algorithm and protocol of the
   collective kernels the profiled step ran, DDP's buckets). Older files stay valid (they have none).
+- 7 (benchsite 0.8.0): a twin's `interval` names how its ratio and interval follow from the two lists: `welch-log`
+  (the ratio of geometric means, Welch's interval on the logarithms), where earlier files used a bootstrap of the
+  ratio of medians, which overstates what two or three rounds show. Older files stay valid: a twin that names
+  none is recomputed as `bootstrap-median`.
 """
 
 from __future__ import annotations
@@ -35,8 +39,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 6
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
+SCHEMA_VERSION = 7
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -270,8 +274,8 @@ class Fidelity(Strict):
     """The seed script's twin (runner.fidelity): the seed's loop transcribed as a standalone script, run in a
     freshly started interpreter on the same host, alternating round by round with the harness's own measurement of
     this point (round 1's harness figure is this measurement). Both lists are the mean seconds per unit of a run.
-    The gate recomputes `ratio`, `ci95` and `verdict` from them; a harness-affected measurement is kept out of the
-    site's verdicts. Schema 5."""
+    The gate recomputes `ratio`, `ci95` and `verdict` from them by `interval`; a measurement the site finds
+    harness-affected is kept out of its verdicts. Schema 5 (`interval`: schema 7)."""
 
     script: Annotated[str, Field(pattern=r"^seed_[0-9]{3}\.py$")] = Field(
         description="The shipped transcription, in runner/fidelity/seeds/."
@@ -284,10 +288,15 @@ class Fidelity(Strict):
     units: list[Annotated[int, Field(ge=1)]] = Field(max_length=50, description="Units each script run timed.")
     script_s: list[PositiveSeconds] = Field(max_length=50, description="The script's seconds per unit, per round.")
     harness_s: list[PositiveSeconds] = Field(max_length=50, description="benchsite's seconds per unit, per round.")
-    ratio: PositiveSeconds = Field(description="median(harness_s) / median(script_s).")
-    ci95: tuple[PositiveSeconds, PositiveSeconds] = Field(
-        description="95% interval of the ratio: a bootstrap over the rounds (2000 draws, seeded)."
+    interval: Literal["bootstrap-median", "welch-log"] = Field(
+        "bootstrap-median",
+        description="How ratio and ci95 follow from the lists. welch-log (schema 7): the ratio of the lists' "
+        "geometric means, and Welch's 95% interval on their logarithms (Student's t at Satterthwaite's degrees of "
+        "freedom; two rounds at least). bootstrap-median (earlier files, which name none): the ratio of medians and "
+        "a bootstrap over the rounds (2000 draws, seeded). The site judges every twin by welch-log.",
     )
+    ratio: PositiveSeconds = Field(description="benchsite over the script, by `interval`.")
+    ci95: tuple[PositiveSeconds, PositiveSeconds] = Field(description="95% interval of the ratio, by `interval`.")
     verdict: Literal["faithful", "harness-affected", "inconclusive"] = Field(
         description="faithful: the interval lies inside 0.95 .. 1.05; harness-affected: wholly outside it; "
         "inconclusive: too wide to tell."
@@ -454,7 +463,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6] = Field(
+    schema_version: Literal[1, 2, 3, 4, 5, 6, 7] = Field(
         description="Version of this format; see runner/results/schema.py."
     )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
