@@ -551,46 +551,78 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     sorted by start time. Vectorised: grouped aggregates, one pass over the repeated groups' samples."""
     frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
     group_key = [*KEY, "profile"]
-    repeated = frame.duplicated(group_key, keep=False)
+    repeated = frame.duplicated(group_key, keep=False).to_numpy()
     if not repeated.any():
         return frame
-    rows = frame[repeated]
-    ok = ((rows["status"] == "ok") & rows["median_s"].notna()).to_numpy()
-    rows = rows.assign(_group=rows.groupby(group_key, sort=False, observed=True, dropna=False).ngroup().to_numpy())
-    timed = rows[ok]
-    stats = timed.groupby("_group").agg(
-        median=("median_s", "median"),
-        lo=("ci_lo_s", "min"),
-        hi=("ci_hi_s", "max"),
-        n=("median_s", "size"),
-        fastest=("median_s", "min"),
-        slowest=("median_s", "max"),
+    # Positions and a few columns, never a copy of the repeated rows (at 10,000 files nearly every row repeats, and
+    # three copies of the frame set the build's peak): which rows are combined, and into which one.
+    where = np.flatnonzero(repeated)
+    group = frame.iloc[where].groupby(group_key, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    median = frame["median_s"].to_numpy(dtype=float)[where]
+    ok = (frame["status"].to_numpy()[where] == "ok") & ~np.isnan(median)
+    groups = int(group.max()) + 1
+    # the newest row with a time per group (rows are in start-time order), else the newest
+    newest = np.full(groups, -1)
+    newest[group] = np.arange(len(where))  # the last row of each group wins
+    newest_ok = np.full(groups, -1)
+    newest_ok[group[ok]] = np.flatnonzero(ok)
+    newest = np.where(newest_ok >= 0, newest_ok, newest)
+    timed = pd.DataFrame({"g": group[ok], "m": median[ok]})
+    timed["lo"] = frame["ci_lo_s"].to_numpy(dtype=float)[where][ok]
+    timed["hi"] = frame["ci_hi_s"].to_numpy(dtype=float)[where][ok]
+    stats = timed.groupby("g").agg(
+        median=("m", "median"),
+        lo=("lo", "min"),
+        hi=("hi", "max"),
+        n=("m", "size"),
+        fastest=("m", "min"),
+        slowest=("m", "max"),
     )
     stats = stats[stats["n"] > 1]
+    combined = stats.index.to_numpy()
     pooled: dict[int, list[np.ndarray]] = {}
-    for group, samples in zip(timed["_group"].to_numpy(), timed["samples"], strict=True):
-        if group in stats.index:
-            pooled.setdefault(int(group), []).append(np.asarray(samples, dtype=float))
-    # the newest row with a time per group (a stable sort keeps start-time order among equals), else the newest
-    newest = rows.assign(_ok=ok).sort_values("_ok", kind="stable").drop_duplicates("_group", keep="last")
-    newest = newest.set_index("_group")
-    both = stats.index
-    scale = newest.loc[both, "median_s"] / stats["median"]
-    newest.loc[both, "median_s"] = stats["median"]
-    newest.loc[both, "ci_lo_s"] = stats["lo"]
-    newest.loc[both, "ci_hi_s"] = stats["hi"]
-    newest.loc[both, "samples_per_s"] = newest.loc[both, "samples_per_s"] * scale
-    newest.loc[both, "achieved_tflops"] = newest.loc[both, "achieved_tflops"] * scale
-    newest.loc[both, "runs"] = stats["n"]
-    newest.loc[both, "runs_lo_s"] = stats["fastest"]
-    newest.loc[both, "runs_hi_s"] = stats["slowest"]
-    newest["samples"] = [
-        uncertainty.RunSamples(pooled[group]) if group in pooled else samples
-        for group, samples in zip(newest.index, newest["samples"], strict=True)
-    ]
-    out = pd.concat([frame[~repeated], newest.reset_index(drop=True).drop(columns="_ok")], ignore_index=True)
+    samples = frame["samples"].to_numpy()
+    combine = np.zeros(groups, dtype=bool)
+    combine[combined] = True
+    for g, at in zip(group[ok], where[ok], strict=True):
+        if combine[g]:
+            pooled.setdefault(int(g), []).append(np.asarray(samples[at], dtype=float))
+    # The rows kept, in the order the earlier concatenation and stable sort gave: by start time, then the rows no
+    # other run repeats, then the combined rows whose newest has no time, then the rest, each in frame order.
+    kept_newest = where[newest]
+    tier = np.where(newest_ok >= 0, 2, 1)
+    positions = np.concatenate([np.flatnonzero(~repeated), kept_newest])
+    tiers = np.concatenate([np.zeros(int((~repeated).sum()), dtype=int), tier])
+    started = frame["started_at"].to_numpy()[positions]
+    order = np.lexsort((positions, tiers, started))
+    positions, at_group = (
+        positions[order],
+        np.concatenate([np.full(int((~repeated).sum()), -1), np.arange(groups)])[order],
+    )
+    out = frame.take(positions).reset_index(drop=True)
+    rows = np.flatnonzero((at_group >= 0) & combine[np.maximum(at_group, 0)])
+    g = at_group[rows]
+    s = stats.loc[g]
+    scale = out["median_s"].to_numpy(dtype=float)[rows] / s["median"].to_numpy()
+    for name, values in (
+        ("median_s", s["median"]),
+        ("ci_lo_s", s["lo"]),
+        ("ci_hi_s", s["hi"]),
+        ("samples_per_s", out["samples_per_s"].to_numpy(dtype=float)[rows] * scale),
+        ("achieved_tflops", out["achieved_tflops"].to_numpy(dtype=float)[rows] * scale),
+        ("runs", s["n"]),
+        ("runs_lo_s", s["fastest"]),
+        ("runs_hi_s", s["slowest"]),
+    ):
+        column = out[name].to_numpy(dtype=float, copy=True) if name != "runs" else out[name].to_numpy(copy=True)
+        column[rows] = np.asarray(values)
+        out[name] = column
+    merged = out["samples"].to_numpy(copy=True)
+    for row, group_id in zip(rows, g, strict=True):
+        merged[row] = uncertainty.RunSamples(pooled[int(group_id)])
+    out["samples"] = merged
     out["runs"] = out["runs"].astype(int)
-    return out.sort_values("started_at", kind="stable")
+    return out
 
 
 PROFILE_ORDER = ("standard", "quick", "tiny")

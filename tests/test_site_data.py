@@ -70,6 +70,22 @@ def test_every_run_of_a_machine_counts_not_only_the_newest():
     assert (single["median_s"], single["runs"]) == (2.0, 1)
 
 
+def test_combined_runs_keep_the_newest_timed_row_and_the_start_time_order():
+    """Rows come out by start time; at one start time a measurement of one run comes before a combined one. A
+    combined measurement whose newest run failed is the newest timed run's row, with both timed runs' median."""
+    (p0, r0), (p1, r1), (p2, r2) = _runs(2.0, 4.0, 1.0)
+    failed = make_measurement(status="failed", median_s=None, samples_s=[], error={"type": "Crash", "message": "x"})
+    r2 = r2.model_copy(update={"measurements": [failed]})
+    other = make_result([make_measurement(median_s=5.0)], label="other")
+    other = other.model_copy(update={"run": other.run.model_copy(update={"started_at": r1.run.started_at})})
+    frame = measurements_frame([(p0, r0), (p1, r1), (p2, r2), (Path("other"), other)])
+    assert frame["median_s"].tolist() == [5.0, 3.0]  # the one-run row first at their shared start time
+    combined = frame.iloc[1]
+    assert (combined["runs"], combined["runs_lo_s"], combined["runs_hi_s"]) == (2, 2.0, 4.0)
+    assert combined["run_id"] == f"{2:032x}" and combined["status"] == "ok"  # the newest timed run's row
+    assert list(combined["samples"].sizes) == [3, 3]
+
+
 def test_a_speedup_over_several_runs_sits_inside_its_own_interval():
     """Three CPU runs, one with many more samples than the others: the speedup is the ratio of the median of run
     medians, and its interval (runs, then samples, resampled) is around that figure, not the pooled samples'."""
