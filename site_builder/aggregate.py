@@ -581,26 +581,21 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
         slowest=("m", "max"),
     )
     stats = stats[stats["n"] > 1]
-    combined = stats.index.to_numpy()
+    combine = np.zeros(groups, dtype=bool)
+    combine[stats.index.to_numpy()] = True
     pooled: dict[int, list[np.ndarray]] = {}
     samples = frame["samples"].to_numpy()
-    combine = np.zeros(groups, dtype=bool)
-    combine[combined] = True
     for g, at in zip(group[ok], where[ok], strict=True):
         if combine[g]:
             pooled.setdefault(int(g), []).append(np.asarray(samples[at], dtype=float))
     # The rows kept, in the order the earlier concatenation and stable sort gave: by start time, then the rows no
     # other run repeats, then the combined rows whose newest has no time, then the rest, each in frame order.
-    kept_newest = where[newest]
-    tier = np.where(newest_ok >= 0, 2, 1)
-    positions = np.concatenate([np.flatnonzero(~repeated), kept_newest])
-    tiers = np.concatenate([np.zeros(int((~repeated).sum()), dtype=int), tier])
-    started = frame["started_at"].to_numpy()[positions]
-    order = np.lexsort((positions, tiers, started))
-    positions, at_group = (
-        positions[order],
-        np.concatenate([np.full(int((~repeated).sum()), -1), np.arange(groups)])[order],
-    )
+    alone = np.flatnonzero(~repeated)
+    positions = np.concatenate([alone, where[newest]])
+    tiers = np.concatenate([np.zeros(len(alone), dtype=int), np.where(newest_ok >= 0, 2, 1)])
+    at_group = np.concatenate([np.full(len(alone), -1), np.arange(groups)])
+    order = np.lexsort((positions, tiers, frame["started_at"].to_numpy()[positions]))
+    positions, at_group = positions[order], at_group[order]
     out = frame.take(positions).reset_index(drop=True)
     rows = np.flatnonzero((at_group >= 0) & combine[np.maximum(at_group, 0)])
     g = at_group[rows]
