@@ -146,7 +146,9 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
                 later = [h * scale for h in twin["harness_s"][1:]]
                 twin["harness_s"] = [fidelity.mean_per_unit(m["samples_s"]), *later]
                 twin["script_s"] = [s * scale * rng.uniform(0.98, 1.02) for s in twin["script_s"]]
-                figures = fidelity.summarise(twin["harness_s"], twin["script_s"])
+                figures = fidelity.summarise(
+                    twin["harness_s"], twin["script_s"], twin.get("interval", "bootstrap-median")
+                )
                 twin.update(ratio=figures.ratio, ci95=list(figures.ci95), verdict=figures.verdict)
             if m.get("status") == "ok" and m["samples_s"]:  # the statistics and rates the gate recomputes
                 stats = summarize(m["samples_s"])
