@@ -151,8 +151,8 @@ def test_a_file_before_schema_7_is_recomputed_by_its_own_bootstrap(tmp_path):
 
 
 def test_the_site_judges_an_earlier_files_twin_by_welch_and_keeps_its_measurement():
-    """A file before schema 7 whose two-round bootstrap called the harness affected: the gate accepts it as written,
-    and the site, judging by Welch's interval, keeps the measurement in its medians and shows what the file said."""
+    """A file before schema 7 whose two-round bootstrap called the harness affected: the site, judging by Welch's
+    interval, keeps the measurement in its medians and shows what the file said."""
     m = _twinned([0.0110, 0.0111], [0.0110])
     own = fidelity.mean_per_unit(m.samples_s)
     harness, script = [own, own * 1.08], [own / 1.25, own / 1.20]
