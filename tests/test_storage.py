@@ -26,8 +26,12 @@ def test_write_atomic_replaces_whole_file(tmp_path):
 def test_write_atomic_gives_the_mode_open_would(tmp_path):
     """A new file gets 0o666 less the umask (not mkstemp's 0o600); a replaced file keeps its own mode."""
     new = tmp_path / "new.yaml"
-    storage.write_atomic(new, "x\n")
-    assert stat.S_IMODE(new.stat().st_mode) == 0o666 & ~storage._UMASK
+    umask = os.umask(0o027)
+    try:
+        storage.write_atomic(new, "x\n")
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o640
     kept = tmp_path / "kept.yaml"
     kept.write_text("old\n")
     kept.chmod(0o640)

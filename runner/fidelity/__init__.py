@@ -14,10 +14,10 @@ timing of N units gives. The ratio is the harness's geometric mean over the scri
 Welch's on the logarithms (`INTERVAL`, "welch-log"): Student's t at the Satterthwaite degrees of freedom, so that
 two or three rounds a side give the wide interval they warrant. Files before schema 7 used a seeded bootstrap of
 the ratio of medians ("bootstrap-median"), which at two rounds a side reads a harness effect into noise: the host's
-spread between processes alone gave a harness-affected verdict in 12 to 23% of two-round twins in simulation. The
-gate recomputes the figures from the lists by the file's own method (`summarise`), so an edited figure is refused;
-the site judges every twin by the current method, and keeps a measurement whose interval lies wholly outside
-LOW .. HIGH out of every verdict.
+spread between processes alone gave a harness-affected verdict in 14 to 25% of two-round twins in simulation
+(tests/benchmarks/twin_interval.py: a spread of 10 to 20%). The gate recomputes the figures from the lists by the
+file's own method (`summarise`), so an edited figure is refused; the site judges every twin by the current method,
+and keeps a measurement whose interval lies wholly outside LOW .. HIGH out of every verdict.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import stat
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -28,8 +28,6 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 
 _SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _SafeDumper: type[yaml.SafeDumper] = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_UMASK = os.umask(0o022)  # read once, at import (os.umask can only be read by setting it)
-os.umask(_UMASK)
 
 
 class _StrictLoader(_SafeLoader):  # type: ignore[misc,valid-type]
@@ -78,23 +76,17 @@ def dumps(result: ResultFile) -> str:
     return yaml.dump(data, Dumper=_SafeDumper, sort_keys=False, allow_unicode=True, width=120)
 
 
-def _file_mode(path: Path) -> int:
-    """The mode a plain `open(path, "w")` would give: the replaced file's own, else 0o666 less the umask (mkstemp's
-    temporary file is 0o600, which would leave a result file unreadable to the contributor's other accounts and
-    to a web server)."""
-    try:
-        return stat.S_IMODE(path.stat().st_mode)
-    except OSError:
-        return 0o666 & ~_UMASK
-
-
 def write_atomic(path: Path, text: str) -> None:
-    """Write text to path so that readers see the old file, or the whole new one, never a part."""
+    """Write text to path so that readers see the old file, or the whole new one, never a part. The file gets the
+    mode a plain `open(path, "w")` gives: a new one 0o666 less the umask (the kernel applies it; mkstemp's 0o600
+    would leave a result file unreadable to the contributor's other accounts and to a web server), a replaced one
+    its own."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _file_mode(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     try:
-        os.fchmod(fd, mode)
+        with contextlib.suppress(FileNotFoundError):
+            os.fchmod(fd, stat.S_IMODE(path.stat().st_mode))
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
