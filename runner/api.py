@@ -755,11 +755,13 @@ def _with_twin(
             progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {rounds}")
             script_first = fidelity.script_first(round_)
             if script_first:
-                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools))
+                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools, round_))
             if round_:
+                began = time.perf_counter()
                 again = executor.run_cases(
                     again_job, [index], plan.timeout_s, lambda event: None, pools.take_worker if pools else None
                 )
+                _log_twin_side(twin, "harness", round_, began)
                 event = again.get(index, {})
                 if event.get("status") != "ok":
                     raise fidelity.ScriptFailed(
@@ -767,7 +769,7 @@ def _with_twin(
                     )
                 harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
             if not script_first:
-                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools))
+                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools, round_))
     except fidelity.ScriptFailed as exc:
         warning = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
         return m.model_copy(update={"warnings": [*m.warnings, warning]})
@@ -780,10 +782,33 @@ def _with_twin(
     return twinned
 
 
-def _twin_script(twin: fidelity.Twin, device: str, units: int, timeout_s: float, pools: _Spares | None) -> float:
+def _twin_script(
+    twin: fidelity.Twin, device: str, units: int, timeout_s: float, pools: _Spares | None, round_: int = 0
+) -> float:
     """One run of a twin's script, in a spare interpreter where the run started them ahead."""
+    began = time.perf_counter()
     spare = pools.take_script() if pools is not None else None
-    return fidelity.run_script(twin, device, units, timeout_s, spare)
+    ran = time.perf_counter()
+    per_unit = fidelity.run_script(twin, device, units, timeout_s, spare)
+    _log_twin_side(twin, "script", round_, began, spare_s=ran - began, timed_s=per_unit * units)
+    return per_unit
+
+
+def _log_twin_side(twin: fidelity.Twin, side: str, round_: int, began: float, **more: float) -> None:
+    """A twin round's side in the phase log (runner.measure.protocol.log_phases): its wall time, and for the script
+    the wait for its spare interpreter and the seconds its own timer covered (the rest is its start, data, model
+    and warm-up unit)."""
+    protocol.log_phases(
+        {
+            "twin": twin.script,
+            "args": list(twin.args),
+            "side": side,
+            "round": round_ + 1,
+            "wall_s": time.perf_counter() - began,
+            **more,
+            "ended_at": time.time(),
+        }
+    )
 
 
 def output_is_folder(output: Path) -> bool:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO
 
 from runner.measure.protocol import SPARE_READY as READY
-from runner.measure.protocol import WORKER_MODULE
+from runner.measure.protocol import WORKER_MODULE, log_phases
 
 # How long a batch may take to import (a cold disk: CUDA's libraries are gigabytes).
 READY_TIMEOUT_S = 180.0
@@ -146,6 +146,7 @@ class Pool:
         wanted = max(1, self.expected)
         self.expected = max(0, self.expected - 1)
         if not self._ready:
+            began = time.perf_counter()
             batch = [_start(self.argv) for _ in range(max(1, min(wanted, self.limit)))]
             self.started(len(batch))
             try:
@@ -154,6 +155,14 @@ class Pool:
                 for spare in batch:
                     spare.close()
                 raise
+            log_phases(
+                {
+                    "spares": "worker" if "--spare" in self.argv else "script",
+                    "count": len(batch),
+                    "ready_s": time.perf_counter() - began,
+                    "ended_at": time.time(),
+                }
+            )
             self._ready.extend(batch)
         return self._ready.pop(0)
 

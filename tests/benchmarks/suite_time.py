@@ -35,9 +35,15 @@ def print_parts(log: Path) -> None:
     import json
 
     rows: dict[tuple[str, ...], list[float]] = {}
-    passes, compiled = [], []
+    passes, compiled, twins, batches = [], [], [], []
     for line in log.read_text().splitlines():
         entry = json.loads(line)
+        if "twin" in entry:
+            twins.append(entry)
+            continue
+        if "spares" in entry:
+            batches.append(entry)
+            continue
         if "ahead_pass_s" in entry:
             passes.append(entry)
             continue
@@ -71,6 +77,42 @@ def print_parts(log: Path) -> None:
             peak = entry.get("peak_device_mib")
             print(f"| {point} | {entry['ahead']} | {entry['wall_s']:.1f} | {'' if peak is None else f'{peak:.0f}'} |")
         print(f"| **all** | | {sum(e['wall_s'] for e in compiled):.1f} | |")
+    print_twins(twins, batches)
+
+
+def print_twins(twins: list[dict], batches: list[dict]) -> None:
+    """Where the fidelity twins' time went (runner.api._log_twin_side): per twin and side, the rounds after the
+    run's own measurement, their wall time, the script's wait for its spare interpreter and the seconds its own
+    timer covered; the rest of a script's wall time is its start, data, model and warm-up unit. Then the spare
+    batches: how many interpreters were started and how long the run waited for them."""
+    if twins:
+        print(
+            "\n| twin | side | runs | wall (s) | spare wait | timed by the script | rest |\n"
+            "|---|---|---:|---:|---:|---:|---:|"
+        )
+        sums: dict[tuple[str, str], list[float]] = {}
+        for entry in twins:
+            key = (" ".join([entry["twin"], *entry.get("args", [])]), entry["side"])
+            row = sums.setdefault(key, [0.0] * 4)
+            row[0] += 1
+            row[1] += entry["wall_s"]
+            row[2] += entry.get("spare_s", 0.0)
+            row[3] += entry.get("timed_s", 0.0)
+        for (name, side), (n, wall, spare, timed) in sums.items():
+            rest = wall - spare - timed if side == "script" else 0.0
+            timed_text = f"{timed:.1f}" if side == "script" else ""
+            rest_text = f"{rest:.1f}" if side == "script" else ""
+            print(f"| {name} | {side} | {n:.0f} | {wall:.1f} | {spare:.1f} | {timed_text} | {rest_text} |")
+        print(f"| **all** | | {len(twins)} | {sum(e['wall_s'] for e in twins):.1f} | | | |")
+    if batches:
+        kinds: dict[str, list[float]] = {}
+        for entry in batches:
+            row = kinds.setdefault(entry["spares"], [0.0, 0.0, 0.0])
+            row[0] += 1
+            row[1] += entry["count"]
+            row[2] += entry["ready_s"]
+        for kind, (n, count, ready) in kinds.items():
+            print(f"\nspare batches of {kind}: {n:.0f}, {count:.0f} interpreters, {ready:.1f} s waited for")
 
 
 def run_here(args: argparse.Namespace) -> tuple[float, dict[str, float], list[str], int]:
