@@ -680,8 +680,11 @@ class _Spares:
         rounds = plan.options.fidelity_rounds
         # upper bounds (a point with long units takes fewer rounds): they size the batches
         workers = len(indices) + len(twinned) * (rounds - 1)
-        self.workers = spares.Pool(spares.worker_argv(group.framework), expected=workers)
-        self.scripts = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE), expected=len(twinned) * rounds)
+        imports = protocol.seed_imports(group.workload.id)
+        self.workers = spares.Pool(spares.worker_argv(group.framework, imports), expected=workers)
+        twin = _twin_of(group, twinned[0]) if twinned else None  # a group's points are one seed's
+        scripts = spares.script_argv(*(twin.imports if twin else fidelity.SCRIPT_IMPORTS))
+        self.scripts = spares.Pool(scripts, expected=len(twinned) * rounds)
 
     def take_worker(self) -> spares.Spare | None:
         return self.workers.take() if self.on else None

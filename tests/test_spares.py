@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from runner import api, fidelity
-from runner.measure import executor, spares
+from runner.measure import executor, protocol, spares
+from runner.workloads import get as get_workload
 from tests.conftest import cpu_torch_plan
 
 # A script that reports how it was run: what `python script.py` gives it and a spare must give it too.
@@ -43,14 +44,14 @@ def _threads(pid: int) -> int:
 
 @pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
 def test_a_spare_imports_ahead_and_then_runs_nothing_until_its_work_comes():
-    pool = spares.Pool(spares.script_argv("torch"), limit=2, expected=2)
+    pool = spares.Pool(spares.script_argv(*fidelity.SCRIPT_IMPORTS), limit=2, expected=2)
     try:
         spare = pool.take()
-        assert spare.ready and "torch" in spare.proc.args[-1]
+        assert spare.ready and spare.proc.args[-2:] == ["torch", "torch._dynamo"]
         time.sleep(0.5)
-        # the threads a fresh interpreter has right after `import torch`, no more: PyTorch's intra-op and OpenMP
+        # the threads a fresh interpreter has right after the same imports, no more: PyTorch's intra-op and OpenMP
         # pools start at the first parallel operator, and nothing ran one
-        count = "import torch, pathlib; print(len(list(pathlib.Path('/proc/self/task').iterdir())))"
+        count = "import torch, torch._dynamo, pathlib; print(len(list(pathlib.Path('/proc/self/task').iterdir())))"
         fresh = subprocess.run(
             [sys.executable, "-c", count],
             capture_output=True,
@@ -83,14 +84,14 @@ def test_a_script_runs_in_a_spare_as_python_script_py_runs_it(tmp_path):
 
 
 def test_a_failing_script_in_a_spare_reports_its_exit_code_and_error():
-    pool = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE), limit=1)
+    pool = spares.Pool(spares.script_argv(*fidelity.SCRIPT_IMPORTS), limit=1)
     with pytest.raises(fidelity.ScriptFailed, match=r"exited with code 2: .*invalid int value: 'x'"):
         fidelity.run_script(fidelity.Twin("001", ("--depth", "x")), "cpu", 1, 120, pool.take())
 
 
 def test_the_shipped_script_gives_its_figure_through_a_spare():
     twin = fidelity.Twin("001", ("--depth", "2", "--n", "200"))
-    pool = spares.Pool(spares.script_argv(fidelity.SCRIPT_MODULE), limit=1)
+    pool = spares.Pool(spares.script_argv(*fidelity.SCRIPT_IMPORTS), limit=1)
     per_unit = fidelity.run_script(twin, "cpu", 3, 120, pool.take())
     assert 0 < per_unit < 5
 
@@ -154,3 +155,80 @@ def test_as_written_points_and_their_twins_run_in_spares_unless_switched_off(tmp
     else:
         assert taken.count("script") == sum(m.fidelity.rounds for m in twinned)
         assert taken.count("worker") == len(entries)  # one worker spare per measuring process
+
+
+# Runs a shipped script as `python script.py ARGS` does, and at the script's first reading of its timer (a call to
+# time.perf_counter or time.time from the script's own code) prints which of the modules named were not imported yet.
+AT_TIMER = """
+import json, os, runpy, sys, time
+script, names, args = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3:]
+
+def at_timer(real):
+    def read():
+        if os.path.abspath(sys._getframe(1).f_code.co_filename) == os.path.abspath(script):
+            print(json.dumps({"missing": [n for n in names if n not in sys.modules]}), flush=True)
+            os._exit(0)
+        return real()
+    return read
+
+time.perf_counter, time.time = at_timer(time.perf_counter), at_timer(time.time)
+sys.argv = [script, *args]
+sys.path[0] = os.path.dirname(script)
+runpy.run_path(script, run_name="__main__")
+print(json.dumps({"missing": "the script never read its timer"}))
+"""
+
+SMALL_ARGS = {
+    "000": ["--n", "100", "--epochs", "1"],
+    "001": ["--depth", "2", "--n", "200", "--epochs", "1"],
+    "002": ["--n", "200", "--batch", "100", "--epochs", "1"],
+    "003": ["--batch", "1", "--steps", "1"],
+    "004": ["--n", "200", "--epochs", "1"],
+}
+
+
+@pytest.mark.parametrize("seed", sorted(SMALL_ARGS))
+def test_what_a_script_spare_imports_ahead_the_script_has_imported_when_its_timer_starts(seed, tmp_path):
+    """A spare imports Twin.imports ahead of the script: only modules the script loads before timing anyway, so that
+    the loop starts with the same modules loaded as under `python script.py`."""
+    twin = fidelity.Twin(seed, ())
+    assert twin.imports[0] == "torch" and "torch._dynamo" in twin.imports
+    done = subprocess.run(
+        [sys.executable, "-c", AT_TIMER, str(twin.path), json.dumps(list(twin.imports)), *SMALL_ARGS[seed]],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == {"missing": []}
+
+
+BUILD_ONE_POINT = """
+import json, sys
+from runner.measure import protocol, worker
+from runner.workloads import get
+name, index = sys.argv[1], int(sys.argv[2])
+framework = worker._framework("torch")
+device = framework.make_device("cpu", "CPU")
+workload = get(name)
+worker.import_builder(workload.implementations["torch"])(workload.cases("tiny")[index], "as-written", device)
+print(json.dumps([n for n in protocol.seed_imports(name) if n not in sys.modules]))
+"""
+
+SEED_POINTS = [
+    (workload, index)
+    for workload in sorted(protocol.SEED_PROCESS_WORKLOADS)
+    for index in range(len(get_workload(workload).cases("tiny")))
+]
+
+
+@pytest.mark.parametrize(("workload", "index"), SEED_POINTS)
+def test_what_a_worker_spare_imports_ahead_each_point_has_imported_when_built(workload, index):
+    """A spare worker imports runner.measure.protocol.seed_imports ahead: the build of every as-written point (the
+    tiny profile's, infer and train alike), each in a fresh interpreter, imports them before its timed loop anyway."""
+    done = subprocess.run(
+        [sys.executable, "-c", BUILD_ONE_POINT, workload, str(index)], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == []

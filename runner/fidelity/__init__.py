@@ -62,8 +62,12 @@ TWIN_DEPTHS = (2, 8, 12)
 # Devices a transcription can time: it synchronises CUDA (ROCm's PyTorch is driven through the same API) and
 # needs nothing on a CPU. Apple's MPS is not twinned: the seeds' code never synchronises it.
 TWIN_DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}
-# What every transcription imports first: a spare interpreter for a script (runner.measure.spares) imports it ahead.
-SCRIPT_MODULE = "torch"
+# What every transcription imports before its timed loop: PyTorch, and torch._dynamo, which PyTorch's optimizers import
+# when first constructed (3.5 s on a lent H100 host); seed 003's script imports transformers as well. A spare
+# interpreter for a script (runner.measure.spares) imports them ahead; tests/test_spares.py checks that each script
+# has imported them by the time its timer starts.
+SCRIPT_IMPORTS = ("torch", "torch._dynamo")
+SCRIPT_IMPORTS_BY_SEED = {"003": ("transformers",)}
 
 Verdict = Literal["faithful", "harness-affected", "inconclusive"]
 
@@ -83,6 +87,11 @@ class Twin:
     @property
     def path(self) -> Path:
         return SCRIPTS / self.script
+
+    @property
+    def imports(self) -> tuple[str, ...]:
+        """The modules the script imports before its timed loop in any case (a spare imports them ahead)."""
+        return (*SCRIPT_IMPORTS, *SCRIPT_IMPORTS_BY_SEED.get(self.seed, ()))
 
 
 def script_sha256(name: str) -> str | None:
@@ -152,7 +161,7 @@ class ScriptFailed(RuntimeError):
 def run_script(twin: Twin, device: str, units: int, timeout_s: float, spare: Spare | None = None) -> float:
     """The transcription in a freshly started interpreter, as a user runs it: mean seconds per unit over `units`
     units after its warm-up. Its prints go to a file, as the measuring process's do. `spare`: an interpreter started
-    ahead that has imported the script's framework (runner.measure.spares, SCRIPT_MODULE) and runs the script as
+    ahead that has imported what the script imports first (runner.measure.spares, Twin.imports) and runs the script as
     `__main__`. Raises ScriptFailed."""
     argv = [str(twin.path), "--device", TWIN_DEVICES[device], twin.unit_flag, str(units), *twin.args]
     with contextlib.ExitStack() as stack:

@@ -38,6 +38,19 @@ SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
 # or a process group is the loop's own machinery, started once for a group's points) nor data-parallel training.
 SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"})
 
+# What such a point imports before its timed loop, whatever the point, beyond its framework: PyTorch's optimizers
+# import torch._dynamo when first constructed (3.5 s on a lent H100 host's disk, 0.9 s on the 2-core VM), and
+# transformers imports it too. A spare worker (runner.measure.spares) imports these ahead, as it imports the framework:
+# the same modules are loaded when the loop starts, only the time of the import moved. tests/test_spares.py builds
+# every such workload's points and checks that each of these was imported by then.
+SEED_IMPORTS = ("torch._dynamo",)
+SEED_IMPORTS_BY_WORKLOAD = {"transformer": ("transformers",)}
+
+
+def seed_imports(workload: str) -> tuple[str, ...]:
+    """The modules a seed-process point of this workload imports before its timed loop in any case."""
+    return (*SEED_IMPORTS, *SEED_IMPORTS_BY_WORKLOAD.get(workload, ()))
+
 
 def seed_process(job: dict[str, Any]) -> bool:
     """Whether this job measures as-written points that must run as their seed's script runs (a fresh interpreter

@@ -42,10 +42,11 @@ from runner.measure.protocol import WORKER_MODULE, log_phases
 
 # How long a batch may take to import (a cold disk: CUDA's libraries are gigabytes).
 READY_TIMEOUT_S = 180.0
-# The script prelude: argv[1] is the module to import ahead; stdin's first line is [argv, cwd] of the script.
+# The script prelude: argv[1:] are the modules to import ahead; stdin's first line is [argv, cwd] of the script.
 SCRIPT_PRELUDE = (
     "import importlib, json, os, runpy, sys\n"
-    "importlib.import_module(sys.argv[1])\n"
+    "for name in sys.argv[1:]:\n"
+    "    importlib.import_module(name)\n"
     f"print({READY!r}, flush=True)\n"
     "line = sys.stdin.readline()\n"
     "if not line:\n"
@@ -93,12 +94,16 @@ def _start(argv: Sequence[str]) -> Spare:
     return Spare(proc, stderr)
 
 
-def worker_argv(framework: str) -> list[str]:
-    return [sys.executable, "-m", WORKER_MODULE, "--spare", framework]
+def worker_argv(framework: str, imports: Sequence[str] = ()) -> list[str]:
+    """A spare measuring process: it imports the framework's harness module, then `imports` (modules the points it
+    may measure import before their timed loop in any case: runner.measure.protocol.seed_imports)."""
+    return [sys.executable, "-m", WORKER_MODULE, "--spare", framework, *imports]
 
 
-def script_argv(module: str) -> list[str]:
-    return [sys.executable, "-c", SCRIPT_PRELUDE, module]
+def script_argv(*modules: str) -> list[str]:
+    """A spare for a seed's script: it imports `modules` (what the script imports before its timed loop in any case:
+    runner.fidelity.Twin.imports)."""
+    return [sys.executable, "-c", SCRIPT_PRELUDE, *modules]
 
 
 def batch_limit(cpus: int | None = None, memory_bytes: int | None = None) -> int:

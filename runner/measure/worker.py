@@ -452,10 +452,13 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Read one job on stdin and run it. `--spare FRAMEWORK` (runner.measure.spares): import the framework's harness
-    module first, say so on stdout, then wait for the job; a spare nobody used reads no job and ends."""
+    """Read one job on stdin and run it. `--spare FRAMEWORK [MODULE ...]` (runner.measure.spares): import the
+    framework's harness module and the modules named first, say so on stdout, then wait for the job; a spare nobody
+    used reads no job and ends."""
     if argv and argv[0] == "--spare":
         _framework(argv[1])
+        for name in argv[2:]:
+            importlib.import_module(name)
         sys.stdout.write(SPARE_READY + "\n")
         sys.stdout.flush()
     text = sys.stdin.read()
