@@ -685,6 +685,8 @@ class _Spares:
         twin = _twin_of(group, twinned[0]) if twinned else None  # a group's points are one seed's
         scripts = spares.script_argv(*(twin.imports if twin else fidelity.SCRIPT_IMPORTS))
         self.scripts = spares.Pool(scripts, expected=len(twinned) * rounds)
+        # the scripts' spares start beside the measuring processes' (and the other way round): one wait, not two
+        self.workers.partners, self.scripts.partners = [self.scripts], [self.workers]
 
     def take_worker(self) -> spares.Spare | None:
         return self.workers.take() if self.on else None

@@ -115,6 +115,25 @@ def test_a_pool_starts_what_is_wanted_a_batch_at_a_time_and_kills_the_rest():
         spare.close()
 
 
+def test_a_batch_tops_up_the_partner_pool_within_the_same_limit(tmp_path, monkeypatch):
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
+    workers = spares.Pool(spares.worker_argv("torch"), limit=3, expected=2)
+    scripts = spares.Pool(spares.script_argv("torch"), limit=3, expected=4)
+    workers.partners, scripts.partners = [scripts], [workers]
+    taken = [workers.take()]  # one batch: the 2 workers expected, and 1 script (the limit's room)
+    assert len(workers._ready) == 1 and len(scripts._ready) == 1
+    taken.append(scripts.take())  # the partner's ready one: nothing started
+    taken.append(scripts.take())  # none left: 3 scripts still expected, and the workers have one ready
+    assert len(scripts._ready) == 2 and len(workers._ready) == 1
+    batches = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(b["spares"], b["count"]) for b in batches] == [("worker+script", 3), ("script", 3)]
+    for spare in taken:
+        spare.close()
+    workers.close()
+    scripts.close()
+
+
 def test_a_spare_worker_measures_a_job_and_one_nobody_used_ends_by_itself():
     pool = spares.Pool(spares.worker_argv("torch"), limit=2, expected=2)
     used, unused = pool.take(), pool.take()

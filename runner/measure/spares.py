@@ -18,7 +18,8 @@ untouched); only the time of the imports moved.
 
 Spares are started in batches, and a batch is waited for before anything else runs: their imports overlap one
 another and never a measurement (an import beside a CPU measurement would take one of its cores). A batch is at
-most one spare per two CPU cores, so a 2-core machine starts one at a time, as before. Spares left over are killed.
+most one spare per two CPU cores, so a 2-core machine starts one at a time, as before. A point's twin wants both
+kinds, so a batch tops up the other kind too (`Pool.partners`), within the same limit. Spares left over are killed.
 """
 
 from __future__ import annotations
@@ -137,39 +138,63 @@ def wait_ready(spares: Sequence[Spare], timeout_s: float = READY_TIMEOUT_S) -> N
 
 @dataclass
 class Pool:
-    """Spares of one kind (`argv`), started `limit` at a time when one is wanted and none is left."""
+    """Spares of one kind (`argv`), started `limit` at a time when one is wanted and none is left. A pool's
+    `partners` (the other kinds the same points will want: a twin's scripts beside its measuring processes) are
+    topped up in the same batch, within the same limit, so that their imports overlap too."""
 
     argv: list[str]
     limit: int = field(default_factory=batch_limit)
-    started: Callable[[int], None] = lambda count: None  # told the size of each batch started
+    started: Callable[[int], None] = lambda count: None  # told the size of each batch started for this pool
     expected: int = 1  # how many the caller will still take (an upper bound), counted down by take()
+    partners: list[Pool] = field(default_factory=list)
     _ready: list[Spare] = field(default_factory=list)
 
     def take(self) -> Spare:
-        """A ready spare. With none left, a batch of min(expected, limit) is started and waited for: as many as
-        the caller will still take from this pool, this one included."""
+        """A ready spare. With none left, a batch is started and waited for: min(expected, limit) of this pool's (as
+        many as the caller will still take from it, this one included), then, within the limit, as many as each
+        partner with none ready still expects."""
         wanted = max(1, self.expected)
         self.expected = max(0, self.expected - 1)
         if not self._ready:
-            began = time.perf_counter()
-            batch = [_start(self.argv) for _ in range(max(1, min(wanted, self.limit)))]
-            self.started(len(batch))
-            try:
-                wait_ready(batch)
-            except BaseException:
-                for spare in batch:
-                    spare.close()
-                raise
-            log_phases(
-                {
-                    "spares": "worker" if "--spare" in self.argv else "script",
-                    "count": len(batch),
-                    "ready_s": time.perf_counter() - began,
-                    "ended_at": time.time(),
-                }
-            )
-            self._ready.extend(batch)
+            self._start_batch(max(1, min(wanted, self.limit)))
         return self._ready.pop(0)
+
+    def _start_batch(self, count: int) -> None:
+        began = time.perf_counter()
+        room = self.limit - count
+        plan: list[tuple[Pool, int]] = [(self, count)]
+        for partner in self.partners:
+            extra = min(partner.expected, room) if not partner._ready else 0
+            if extra > 0:
+                plan.append((partner, extra))
+                room -= extra
+        batches: list[tuple[Pool, list[Spare]]] = []
+        try:
+            for pool, n in plan:
+                batches.append((pool, []))
+                for _ in range(n):
+                    batches[-1][1].append(_start(pool.argv))
+            wait_ready([spare for _, started in batches for spare in started])
+        except BaseException:
+            for _, started in batches:
+                for spare in started:
+                    spare.close()
+            raise
+        for pool, started in batches:
+            pool.started(len(started))
+            pool._ready.extend(started)
+        log_phases(
+            {
+                "spares": "+".join(pool.kind for pool, _ in batches),
+                "count": sum(len(started) for _, started in batches),
+                "ready_s": time.perf_counter() - began,
+                "ended_at": time.time(),
+            }
+        )
+
+    @property
+    def kind(self) -> str:
+        return "worker" if "--spare" in self.argv else "script"
 
     def close(self) -> None:
         """Kill the spares nobody took."""
