@@ -537,11 +537,14 @@ def other_runs(site: Site) -> str:
 
 
 def csv_files(site: Site, folder: Path) -> dict[str, str | Path]:
-    """path -> content, or the file under `folder` it was written to: one CSV per leaderboard (pandas quotes every
-    field that needs it) and the open data (written to files: site_builder.opendata)."""
+    """path -> content, or the file under `folder` it was written to: one CSV per leaderboard and per seed (every
+    machine's reproductions; pandas quotes every field that needs it) and the open data (written to files:
+    site_builder.opendata)."""
     files: dict[str, str | Path] = {
         f"leaderboards/{w}.csv": opendata.inert(leaderboard_frame(site, w)).to_csv(index=False) for w in site.workloads
     }
+    for s in _seeds():
+        files[f"seeds/{s.seed}.csv"] = opendata.inert(seeds.seed_csv(seeds.seed_view(site, s))).to_csv(index=False)
     files.update(opendata.write_data_files(site, folder))
     return files
 
@@ -582,13 +585,13 @@ def seeds_index(site: Site) -> str:
 def seed_page(seed: seeds.Seed) -> Callable[[Site], str]:
     def page(site: Site) -> str:
         view = seeds.seed_view(site, seed)
+        claims = []
         for claim in view["claims"]:
-            rows = seeds.claim_rows(claim, claim["machines"])
+            rows = seeds.claim_rows(claim, claim["shown"])
             title = "break-even (parameters)" if claim["kind"] == "break-even" else charts.SPEEDUP_AXIS
-            claim["chart"] = (
-                site.chart(f"seed-{claim['id']}", charts.claim_chart(rows, title), "../") if len(rows) > 1 else None
-            )
-        return render("seed.md.j2", site=site.view(), **view)
+            chart = site.chart(f"seed-{claim['id']}", charts.claim_chart(rows, title), "../") if len(rows) > 1 else None
+            claims.append({**claim, "chart": chart})
+        return render("seed.md.j2", site=site.view(), **{**view, "claims": claims})
 
     return page
 

@@ -18,6 +18,7 @@ Hardware the seeds used that no contributed machine has is listed as an open inv
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -241,7 +242,35 @@ def figure_view(site: Site, figure: dict[str, Any]) -> dict[str, Any]:
     return {**figure, "machines": machines}
 
 
+# Machines a seed page lists (and draws) per claim and per published figure: the newest contributions. At 10,000
+# files the page that listed every machine reached 1.88 MB (seed 003), so at 100,000 it would pass 2 MB. The
+# verdict counts above each table count every machine, and the seed's CSV (seed_csv) lists them all.
+# BENCHSITE_SEED_MACHINES overrides it (tests).
+SEED_MACHINES = 25
+
+
+def seed_machines() -> int:
+    return max(1, int(os.environ.get("BENCHSITE_SEED_MACHINES", SEED_MACHINES)))
+
+
+def _newest(site: Site, machines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The seed_machines() newest of these machines' rows (a figure's rows are one per measurement, so a machine may
+    give several), in the order given."""
+    order = {m: i for i, m in enumerate(site.newest_machines)}
+    keep = set(sorted({m["machine_id"] for m in machines}, key=lambda m: order.get(m, len(order)))[: seed_machines()])
+    return [m for m in machines if m["machine_id"] in keep]
+
+
 def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
+    """What a seed page shows: each claim with every machine's verdict counted and the newest machines listed, its
+    invitations, and its published figures beside the newest machines' medians. Computed once per build (the page
+    and its CSV both read it)."""
+    if seed.seed not in site.seed_views:
+        site.seed_views[seed.seed] = _seed_view(site, seed)
+    return site.seed_views[seed.seed]
+
+
+def _seed_view(site: Site, seed: Seed) -> dict[str, Any]:
     claims = []
     for claim in seed.claims:
         if claim["kind"] == "break-even":
@@ -253,17 +282,92 @@ def seed_view(site: Site, seed: Seed) -> dict[str, Any]:
             {
                 **claim,
                 "machines": machines,
+                "shown": _newest(site, machines),
                 "summary": {v: verdicts.count(v) for v in (REPRODUCED, DIFFERS, MIXED, UNDECIDED)}
                 if machines
                 else None,
             }
         )
+    figures = []
+    for figure in seed.figures:
+        view = figure_view(site, figure)
+        view["shown"] = _newest(site, view["machines"])
+        view["machine_count"] = len({m["machine_id"] for m in view["machines"]})
+        figures.append(view)
     return {
         "seed": seed,
         "claims": claims,
         "invitations": [invitation_status(site, i) for i in seed.invitations],
-        "figures": [figure_view(site, f) for f in seed.figures],
+        "figures": figures,
+        "shown_at_most": seed_machines(),
     }
+
+
+SEED_CSV_COLUMNS = [
+    "section",
+    "machine_id",
+    "cpu_model",
+    "accelerator",
+    "point",
+    "value",
+    "value_lo",
+    "value_hi",
+    "unit",
+    "verdict",
+    "machine_verdict",
+]
+
+
+def seed_csv(view: dict[str, Any]) -> pd.DataFrame:
+    """Every machine's reproduction of each claim (a speedup per point, or a break-even in parameters) and every
+    machine's median beside each published figure: what the seed page's tables list for the newest machines."""
+    rows: list[dict[str, Any]] = []
+    for claim in view["claims"]:
+        for m in claim["machines"]:
+            if claim["kind"] == "break-even":
+                rows.append(
+                    {
+                        "section": claim["text"],
+                        "machine_id": m["machine_id"],
+                        "accelerator": m["gpu_model"],
+                        "value": m["break_even"],
+                        "value_lo": m["lo"],
+                        "value_hi": m["hi"],
+                        "unit": "parameters",
+                        "machine_verdict": m["verdict"],
+                    }
+                )
+                continue
+            for p in m["points"]:
+                rows.append(
+                    {
+                        "section": claim["text"],
+                        "machine_id": m["machine_id"],
+                        "cpu_model": m["cpu_model"],
+                        "accelerator": m["gpu_model"],
+                        "point": p["point"],
+                        "value": p["speedup"],
+                        "value_lo": p["lo"],
+                        "value_hi": p["hi"],
+                        "unit": "speedup",
+                        "verdict": p["verdict"],
+                        "machine_verdict": m["verdict"],
+                    }
+                )
+    for figure in view["figures"]:
+        for m in figure["machines"]:
+            rows.append(
+                {
+                    "section": figure["what"],
+                    "machine_id": m["machine_id"],
+                    "accelerator": m["device_name"],
+                    "value": m["median_s"],
+                    "value_lo": m["lo"],
+                    "value_hi": m["hi"],
+                    "unit": f"s per {m['unit']}",
+                }
+            )
+    return pd.DataFrame(rows, columns=SEED_CSV_COLUMNS)
 
 
 def claim_rows(claim: dict[str, Any], machines: list[dict[str, Any]]) -> pd.DataFrame:

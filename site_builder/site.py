@@ -76,6 +76,7 @@ class Site:
     profile: str | None = None
     scale_runs: pd.DataFrame = field(default_factory=pd.DataFrame)  # transformer-ddp, one row per run
     memo: Any = None  # what earlier builds rendered and computed (site_builder.memo.Memo), set by the build
+    seed_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # seeds.seed_view by seed: page and CSV
 
     @classmethod
     def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:

@@ -238,6 +238,47 @@ def test_the_machines_index_is_paginated(tmp_path, monkeypatch):
     assert "machines 3 to 3 of 3" in visible(second)
 
 
+def test_a_seed_page_lists_the_newest_machines_counts_them_all_and_its_csv_has_every_one(tmp_path, monkeypatch):
+    """At 10,000 files seed 003's page listed every machine's reproduction (1.88 MB): each claim and figure now lists
+    and draws the BENCHSITE_SEED_MACHINES newest machines, its verdict counts count every machine, and the seed's
+    CSV lists them all."""
+    from datetime import timedelta
+
+    results, ids = tmp_path / "results", []
+    for day, label in enumerate(("one", "two", "three", "four")):
+        written = {"workload": "cifar-lenet", "variant": "as-written"}
+        ms = [
+            make_measurement(device="cpu", median_s=2.0, **written),
+            make_measurement(device="cuda", device_name="NVIDIA H100", median_s=2.0 if day == 0 else 0.2, **written),
+        ]
+        result = make_result(ms, label=label)
+        started = result.run.started_at + timedelta(days=day)  # one machine a day: the newest are the last two
+        run = result.run.model_copy(update={"started_at": started, "finished_at": started + timedelta(minutes=5)})
+        ids.append(save_under(results, result.model_copy(update={"run": run})).parent.name)
+    monkeypatch.setenv("BENCHSITE_SEED_MACHINES", "2")
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "seeds" / "002.html").read_text()
+    linked = set(re.findall(r'href="\.\./machines/([0-9a-f]{16})\.html"', page))
+    assert linked == set(ids[2:]), (linked, ids)  # the two newest, in the claim's table and the figures' table
+    text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", visible(page))))
+    assert "4 machines have measured this comparison, each counted below" in text
+    assert re.search(r"\b3 machine\(s\) reproduce it, 1 differ", text), text  # counted over all four
+    charted = {
+        row["label"]
+        for match in re.finditer(r'id="chart-seed-lenet-speedup" data-spec="([^"]*)"', page)
+        for rows in json.loads(html.unescape(match.group(1)))["datasets"].values()
+        for row in rows
+        if row["source"] == "reproduction"
+    }
+    assert charted == set(ids[2:])
+    with (tmp_path / "site" / "seeds" / "002.csv").open(newline="") as handle:
+        table = list(csv.DictReader(handle))
+    assert sorted(r["machine_id"] for r in table if r["unit"] == "speedup") == sorted(ids)
+    assert {r["machine_id"] for r in table if r["unit"].startswith("s per")} == set(ids)  # the figures' medians
+    assert 'href="002.csv"' in page or 'href="./002.csv"' in page
+
+
 def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(tmp_path, monkeypatch):
     """At 100,000 files a table of every machine's Spark points would be megabytes: each section lists and draws
     the BENCHSITE_SCALE_MACHINES newest machines, and the summary above it counts every machine."""
