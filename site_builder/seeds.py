@@ -32,7 +32,7 @@ from site_builder.uncertainty import Interval
 
 SEEDS_FILE = Path(__file__).resolve().parents[1] / "docs" / "seeds.yaml"
 REPRODUCED, DIFFERS, MIXED, NOT_YET = "reproduced", "differs", "mixed", "not measured yet"
-UNDECIDED = "undecided (one sample on each side)"
+UNDECIDED = "undecided"  # no interval decides it: too wide for a tie's margin, or one sample on each side
 EXPECTED_VERDICTS = {
     "accelerator": {"accelerator faster"},
     "cpu": {"CPU faster"},
