@@ -36,19 +36,13 @@ def print_parts(log: Path) -> None:
 
     rows: dict[tuple[str, ...], list[float]] = {}
     passes, compiled, twins, batches = [], [], [], []
+    # the lines that are not a measurement, by the key that marks them
+    others = {"twin": twins, "spares": batches, "ahead_pass_s": passes, "ahead": compiled}
     for line in log.read_text().splitlines():
         entry = json.loads(line)
-        if "twin" in entry:
-            twins.append(entry)
-            continue
-        if "spares" in entry:
-            batches.append(entry)
-            continue
-        if "ahead_pass_s" in entry:
-            passes.append(entry)
-            continue
-        if "ahead" in entry:
-            compiled.append(entry)
+        marked = next((kind for kind in others if kind in entry), None)
+        if marked is not None:
+            others[marked].append(entry)
             continue
         key = (entry["workload"], entry["framework"], entry["device"], entry["variant"])
         row = rows.setdefault(key, [0.0] * (len(PARTS) + 2))
