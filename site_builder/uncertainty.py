@@ -41,6 +41,8 @@ from typing import Protocol
 
 import numpy as np
 
+from runner.results.intervals import row_medians
+
 CONFIDENCE = 0.95
 RESAMPLES = 1000
 SEED = 20261122  # fixed: the same files always give the same intervals
@@ -117,7 +119,7 @@ def median_replicates(
     out = np.empty(resamples)
     step = max(1, _CHUNK_VALUES // values.size)
     for start in range(0, resamples, step):
-        out[start : start + step] = np.median(values[picks[start : start + step]], axis=1)
+        out[start : start + step] = row_medians(values[picks[start : start + step]])
     return out
 
 
@@ -131,9 +133,9 @@ def _runs_median_replicates(runs: list[np.ndarray], resamples: int, seed: int, s
             per_run[j] = run[0]
         else:
             picks = _rng(seed, side, 5, k, j, run.size).integers(0, run.size, size=(resamples, run.size))
-            per_run[j] = np.median(run[picks], axis=1)
+            per_run[j] = row_medians(run[picks])
     drawn = _rng(seed, side, 6, k).integers(0, k, size=(resamples, k))
-    return np.median(per_run[drawn, np.arange(resamples)[:, None]], axis=1)
+    return row_medians(per_run[drawn, np.arange(resamples)[:, None]])
 
 
 def ratio_replicates(
@@ -173,7 +175,7 @@ def median_replicates_many(
         step = max(1, _CHUNK_VALUES // (resamples * n))
         for start in range(0, len(rows), step):
             chunk = stacked[start : start + step]
-            out[rows[start : start + step]] = np.median(chunk[:, picks], axis=2)
+            out[rows[start : start + step]] = row_medians(chunk[:, picks])
     return out
 
 
@@ -340,7 +342,7 @@ def median_over(
         pooled = table[0]
     else:
         picks = _rng(seed, 2, machines).integers(0, machines, size=(resamples, machines))
-        pooled = np.median(table[picks, np.arange(resamples)[:, None]], axis=1)
+        pooled = row_medians(table[picks, np.arange(resamples)[:, None]])
     tail = (1.0 - confidence) / 2.0
     lo, hi = np.quantile(pooled, [tail, 1.0 - tail], method="inverted_cdf")
     return Interval(

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from runner.results.intervals import row_medians
 from runner.results.schema import ResultFile
 
 BOOTSTRAP = 1000
@@ -190,7 +191,7 @@ def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
 
 def _median_draws(samples: tuple[float, ...], rng: np.random.Generator) -> np.ndarray:
     x = np.asarray(samples, dtype=float)
-    return np.median(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))], axis=1)
+    return row_medians(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))])
 
 
 def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float]:

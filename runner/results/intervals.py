@@ -11,11 +11,37 @@ import functools
 import math
 import statistics
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported where row_medians runs: the measuring child's summaries need none of it
+    import numpy as np
 
 # Order-statistic CIs for the median need at least 6 samples for 95% coverage (0.5**5 * 2 > 0.05).
 MIN_ORDER_STAT_SAMPLES = 6
 # t-distribution 97.5% quantiles for the small-sample fallback, by degrees of freedom.
 _T975 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571}
+
+
+# Rows up to this long get their medians from a sort (row_medians); longer ones from np.median's partition.
+SORT_MEDIAN_MAX = 64
+
+
+def row_medians(values: np.ndarray) -> np.ndarray:
+    """The median of each row (the last axis), bit for bit what np.median(values, axis=-1) gives. Bootstrap
+    replicates are many short rows (thousands of resamples of a few samples), where sorting each row and taking the
+    middle (or the mean of the middle two, as np.median does) is about four times quicker than np.median's partition;
+    rows longer than SORT_MEDIAN_MAX, and anything not finite (np.median's NaN rules), go to np.median itself."""
+    import numpy as np
+
+    a = np.asarray(values, dtype=float)
+    n = a.shape[-1] if a.ndim else 0
+    if n == 0 or n > SORT_MEDIAN_MAX or not np.isfinite(a).all():
+        return np.median(a, axis=-1)
+    ordered = np.sort(a, axis=-1)
+    half = n // 2
+    if n % 2:
+        return ordered[..., half]
+    return (ordered[..., half - 1] + ordered[..., half]) / 2
 
 
 @dataclass(frozen=True)
