@@ -1,0 +1,101 @@
+"""Two versions of the site builder on the same result files, cold builds interleaved: where does the time go?
+
+    python tests/benchmarks/build_ab.py RESULTS BASELINE_TREE CHANGED_TREE [--rounds 2]
+
+RESULTS is a folder of result files (`site_scale.py --keep` leaves one); each TREE is a checkout of this project
+(`git worktree add /tmp/base <commit>`). Each round builds the site with each tree, in a fresh process (`mkdocs
+build --strict` with no build cache, BENCHSITE_CACHE=off), the order swapped every round, so that a host that
+speeds up or slows down during the run weighs on both alike. Both builds write their pages; the script checks that
+the two sites are byte-identical (a speed-up that changes a page is not a speed-up) and prints each phase's median
+wall time (the build's phase log, site_builder.mkdocs_hooks) for both trees side by side, with their ratio. Not
+part of the test run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def build(tree: Path, results: Path, site: Path, phases: Path) -> float:
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(tree),
+        "BENCHSITE_RESULTS": str(results),
+        "BENCHSITE_STRICT": "1",
+        "BENCHSITE_CACHE": "off",
+        "BENCHSITE_BUILD_PHASES": str(phases),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    config = str(tree / "mkdocs.yml")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", config, "-d", str(site)]
+    start = time.perf_counter()
+    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"the build of {tree} failed:\n{done.stderr[-3000:]}")
+    return time.perf_counter() - start
+
+
+def different(a: Path, b: Path) -> list[str]:
+    """Files that differ, or exist on one side only, between two built sites."""
+    out: list[str] = []
+
+    def walk(cmp: filecmp.dircmp, prefix: str) -> None:
+        out.extend(prefix + n for n in cmp.left_only + cmp.right_only + cmp.funny_files)
+        _, mismatch, errors = filecmp.cmpfiles(cmp.left, cmp.right, cmp.common_files, shallow=False)
+        out.extend(prefix + n for n in mismatch + errors)
+        for name, sub in cmp.subdirs.items():
+            walk(sub, f"{prefix}{name}/")
+
+    walk(filecmp.dircmp(a, b), "")
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("results", type=Path)
+    parser.add_argument("baseline", type=Path)
+    parser.add_argument("changed", type=Path)
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args()
+    trees = {"baseline": args.baseline.resolve(), "changed": args.changed.resolve()}
+    walls: dict[str, list[float]] = {name: [] for name in trees}
+    phases: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
+    with tempfile.TemporaryDirectory(prefix="benchsite-build-ab-") as work:
+        for round_ in range(args.rounds):
+            order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
+            for name in order:
+                log = Path(work) / f"{name}-{round_}.jsonl"
+                wall = build(trees[name], args.results.resolve(), Path(work) / name, log)
+                walls[name].append(wall)
+                for line in log.read_text().splitlines():
+                    entry = json.loads(line)
+                    phases[name].setdefault(entry["phase"], []).append(entry["s"])
+                print(f"round {round_ + 1}: {name} {wall:.1f} s", flush=True)
+        changed_pages = different(Path(work) / "baseline", Path(work) / "changed")
+    print()
+    print("| phase | baseline s | changed s | changed / baseline |")
+    print("|---|---:|---:|---:|")
+    for phase, times in phases["baseline"].items():
+        base, new = statistics.median(times), statistics.median(phases["changed"].get(phase, [float("nan")]))
+        ratio = f"{new / base:.2f}" if base else "-"
+        print(f"| {phase} | {base:.1f} | {new:.1f} | {ratio} |")
+    base, new = statistics.median(walls["baseline"]), statistics.median(walls["changed"])
+    print(f"| whole build (wall) | {base:.1f} | {new:.1f} | {new / base:.2f} |")
+    print()
+    if changed_pages:
+        print(f"the two sites differ in {len(changed_pages)} files, e.g. {changed_pages[:5]}")
+        sys.exit(1)
+    print("the two sites are byte-identical")
+
+
+if __name__ == "__main__":
+    main()
