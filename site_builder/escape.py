@@ -9,8 +9,10 @@ _HTML = "&<>\"'"
 _MARKDOWN = "\\`*_{}[]()#+!|~=:"
 _ENTITIES = {c: f"&#{ord(c)};" for c in _HTML + _MARKDOWN}
 _ENTITIES.update({"\n": " ", "\r": " ", "\t": " "})
+_TABLE = str.maketrans(_ENTITIES)  # str.translate: the same mapping in one C pass (a character at a time in Python
+# took a tenth of a machine page's time: every value a template prints passes here)
 
 
 def text(value: object) -> str:
     """Escape a value for a Markdown page (paragraphs, table cells and HTML attributes)."""
-    return "".join(_ENTITIES.get(char, char) for char in str(value))
+    return str(value).translate(_TABLE)

@@ -50,17 +50,19 @@ class Page:
 
 
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
-    """Rows as dicts, missing values as None (a template prints them as '-'). Where each cell was once asked
-    whether it is missing (pd.isna per value: 12 ms for a machine's rows, a fifth of its page), the table is asked
-    at once; a list or an array in a cell is a value, not missing, either way."""
-    return _records_slow(table) if table.empty else table.astype(object).where(table.notna(), None).to_dict("records")
-
-
-def _records_slow(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """Rows as dicts, missing values as None (a template prints them as '-')."""
     return [{k: (None if _missing(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
 
 
 def _missing(value: Any) -> bool:
+    """pd.isna for one value, with its commonest answers first: a machine page asks it of every cell of its rows
+    (3,000 of them), where pd.isna alone took a fifth of the page's time."""
+    if value is None:
+        return True
+    if isinstance(value, float):  # numpy's float64 too
+        return value != value
+    if isinstance(value, str | int):  # bool is an int
+        return False
     try:
         return bool(pd.isna(value))
     except (TypeError, ValueError):  # lists and arrays are values, not missing

@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from runner.results.schema import EquivalenceCheck
 from site_builder.opendata import inert_cell as _inert_cell
@@ -310,3 +312,17 @@ def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(t
         for row in rows
     }
     assert charted == set(ids[2:])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_escaping_maps_each_special_character_to_its_reference_and_keeps_the_rest(raw):
+    """site_builder.escape.text (one str.translate) gives, character by character, what its table says: HTML's and
+    Markdown's special characters as numeric references, line breaks and tabs as spaces, every other character as
+    itself; so no special character is left for the Markdown parser or the browser."""
+    from site_builder.escape import text
+
+    out = text(raw)
+    expected = "".join(f"&#{ord(c)};" if c in "&<>\"'\\`*_{}[]()#+!|~=:" else " " if c in "\n\r\t" else c for c in raw)
+    assert out == expected
+    assert not set(out) & set("<>\"'`*_[]()|\n")
