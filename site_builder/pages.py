@@ -56,7 +56,7 @@ def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _missing(value: Any) -> bool:
     """pd.isna for one value, with its commonest answers first: a machine page asks it of every cell of its rows
-    (3,000 of them), where pd.isna alone took a fifth of the page's time."""
+    (about 3,000), and pd.isna costs about a microsecond a call."""
     if value is None:
         return True
     if isinstance(value, float):  # numpy's float64 too
