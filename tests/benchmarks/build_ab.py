@@ -14,7 +14,6 @@ part of the test run.
 from __future__ import annotations
 
 import argparse
-import filecmp
 import json
 import os
 import statistics
@@ -23,6 +22,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from tests.test_build_cache import _differences  # noqa: E402  (the cache test's byte-for-byte comparison)
 
 
 def build(tree: Path, results: Path, site: Path, phases: Path) -> float:
@@ -42,21 +45,6 @@ def build(tree: Path, results: Path, site: Path, phases: Path) -> float:
     if done.returncode != 0:
         sys.exit(f"the build of {tree} failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - start
-
-
-def different(a: Path, b: Path) -> list[str]:
-    """Files that differ, or exist on one side only, between two built sites."""
-    out: list[str] = []
-
-    def walk(cmp: filecmp.dircmp, prefix: str) -> None:
-        out.extend(prefix + n for n in cmp.left_only + cmp.right_only + cmp.funny_files)
-        _, mismatch, errors = filecmp.cmpfiles(cmp.left, cmp.right, cmp.common_files, shallow=False)
-        out.extend(prefix + n for n in mismatch + errors)
-        for name, sub in cmp.subdirs.items():
-            walk(sub, f"{prefix}{name}/")
-
-    walk(filecmp.dircmp(a, b), "")
-    return out
 
 
 def main() -> None:
@@ -80,7 +68,7 @@ def main() -> None:
                     entry = json.loads(line)
                     phases[name].setdefault(entry["phase"], []).append(entry["s"])
                 print(f"round {round_ + 1}: {name} {wall:.1f} s", flush=True)
-        changed_pages = different(Path(work) / "baseline", Path(work) / "changed")
+        changed_pages = _differences(Path(work) / "baseline", Path(work) / "changed")
     print()
     print("| phase | baseline s | changed s | changed / baseline |")
     print("|---|---:|---:|---:|")
