@@ -11,6 +11,7 @@ newest fingerprint and top operators per machine.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import statistics
@@ -178,13 +179,30 @@ class MachineSummary:
     started_at: datetime
     # date, profile, command, measurements, file
     runs: list[tuple[datetime, str, str, int, str]] = field(default_factory=list)
-    # (workload_hash, framework, device) -> (started_at, row): the newest run's top operators per measurement
-    top_ops: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
+    # (workload_hash, framework, device) -> (started_at, row as JSON text, see pack_top_ops): the newest run's top
+    # operators per measurement
+    top_ops: dict[tuple[str, str, str], tuple[datetime, str]] = field(default_factory=dict)
     # (framework, workload, point) -> (started_at, status, gradient difference): the newest equivalence check
     equivalence: dict[tuple[str, str, str], tuple[datetime, str, float | None]] = field(default_factory=dict)
     # (workload_hash, framework, device) -> (started_at, row): each run's seed-script twin (runner.fidelity), the
     # newest per measurement; a harness-affected measurement is not in the frame, so in no median or verdict
     fidelity: dict[tuple[str, str, str], tuple[datetime, dict[str, Any]]] = field(default_factory=dict)
+
+
+def pack_top_ops(row: dict[str, Any]) -> str:
+    """One measurement's top operators as the machine summary keeps them: one compact JSON text, not a dict of
+    Python values (a third the memory, for every machine at once; only that machine's page reads it back)."""
+    return json.dumps(row, separators=(",", ":"))
+
+
+def top_ops_rows(summary: MachineSummary) -> list[dict[str, Any]]:
+    """A machine's top operator rows, unpacked (each op a [name, self seconds, calls] list)."""
+    return [json.loads(text) for _, text in summary.top_ops.values()]
+
+
+def measurement_key(workload_hash: str, framework: str, device: str) -> tuple[str, str, str]:
+    """A summary's key, its texts interned: every machine's keys share the same few workload hashes."""
+    return (sys.intern(workload_hash), sys.intern(framework), sys.intern(device))
 
 
 # Rows a Collector keeps as Python values before it converts them into one Arrow table: a table per result file
@@ -290,21 +308,23 @@ class Collector:
                 columns[name].append(value)
             rows += 1
             if m.top_ops:
-                key = (m.workload_hash, m.framework, m.device)
+                key = measurement_key(m.workload_hash, m.framework, m.device)
                 known = summary.top_ops.get(key)
                 if known is None or known[0] <= run.started_at:
                     ops = sorted(m.top_ops, key=lambda op: op.self_s, reverse=True)[:TOP_OPS_PER_MEASUREMENT]
                     summary.top_ops[key] = (
                         run.started_at,
-                        {
-                            "workload": m.workload,
-                            "point": label,
-                            "variant": m.variant,
-                            "framework": m.framework,
-                            "device": m.device,
-                            "device_name": m.device_name,
-                            "ops": [(op.name, op.self_s, op.calls) for op in ops],
-                        },
+                        pack_top_ops(
+                            {
+                                "workload": m.workload,
+                                "point": label,
+                                "variant": m.variant,
+                                "framework": m.framework,
+                                "device": m.device,
+                                "device_name": m.device_name,
+                                "ops": [(op.name, op.self_s, op.calls) for op in ops],
+                            }
+                        ),
                     )
 
         self._counts.append((source, rows))
@@ -438,7 +458,7 @@ class Collector:
             theirs = replace(
                 given,
                 runs=list(given.runs),
-                top_ops=dict(given.top_ops),
+                top_ops={measurement_key(*key): value for key, value in given.top_ops.items()},
                 equivalence=dict(given.equivalence),
                 fidelity=dict(given.fidelity),
             )
@@ -448,9 +468,9 @@ class Collector:
                 continue
             newer, older = (theirs, ours) if theirs.started_at > ours.started_at else (ours, theirs)
             newer.runs = ours.runs + theirs.runs
-            for key, (when, row) in older.top_ops.items():
+            for key, (when, text) in older.top_ops.items():
                 if key not in newer.top_ops or newer.top_ops[key][0] < when:
-                    newer.top_ops[key] = (when, row)
+                    newer.top_ops[key] = (when, text)
             for key, check in older.equivalence.items():
                 if key not in newer.equivalence or newer.equivalence[key][0] < check[0]:
                     newer.equivalence[key] = check

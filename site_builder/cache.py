@@ -41,7 +41,7 @@ import pyarrow as pa
 from runner.results.schema import Machine, Software, SyncSelfTest
 from runner.results.storage import Problem
 from site_builder import memo
-from site_builder.aggregate import COLUMNS, Collector, MachineSummary
+from site_builder.aggregate import COLUMNS, Collector, MachineSummary, measurement_key
 from site_builder.tables import UNREADABLE
 from site_builder.tables import read as read_tables
 from site_builder.tables import replace as replace_tables
@@ -108,10 +108,7 @@ def _summary_json(s: MachineSummary) -> dict[str, Any]:
         "sync_selftests": [t.model_dump(mode="json") for t in s.sync_selftests],
         "started_at": s.started_at.isoformat(),
         "runs": [[when.isoformat(), *rest] for when, *rest in s.runs],
-        "top_ops": [
-            [list(key), when.isoformat(), {**row, "ops": [list(op) for op in row["ops"]]}]
-            for key, (when, row) in s.top_ops.items()
-        ],
+        "top_ops": [[list(key), when.isoformat(), text] for key, (when, text) in s.top_ops.items()],
         "equivalence": [[list(key), when.isoformat(), *rest] for key, (when, *rest) in s.equivalence.items()],
         "fidelity": [[list(key), when.isoformat(), row] for key, (when, row) in s.fidelity.items()],
     }
@@ -126,9 +123,7 @@ def _summary_from(d: dict[str, Any]) -> MachineSummary:
         when(d["started_at"]),
     )
     summary.runs = [(when(at), profile, command, count, source) for at, profile, command, count, source in d["runs"]]
-    summary.top_ops = {
-        tuple(key): (when(at), {**row, "ops": [tuple(op) for op in row["ops"]]}) for key, at, row in d["top_ops"]
-    }
+    summary.top_ops = {measurement_key(*key): (when(at), text) for key, at, text in d["top_ops"]}
     summary.equivalence = {tuple(key): (when(at), status, diff) for key, at, status, diff in d["equivalence"]}
     summary.fidelity = {tuple(key): (when(at), row) for key, at, row in d["fidelity"]}
     return summary

@@ -428,9 +428,7 @@ def _machine_local(site: Site, machine_id: str) -> str:
     by_framework: dict[str, list[str]] = {}
     for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
         by_framework.setdefault(framework, []).append(status)
-    entries = sorted(
-        (row for _, row in s.top_ops.values()), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"])
-    )
+    entries = sorted(aggregate.top_ops_rows(s), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"]))
     view = {
         "site": site.view(),
         "id": machine_id,

@@ -7,8 +7,9 @@ RESULTS is a folder of result files (`site_scale.py --keep` leaves one); each TR
 build --strict` with no build cache, BENCHSITE_CACHE=off), the order swapped every round, so that a host that
 speeds up or slows down during the run weighs on both alike. Both builds write their pages; the script checks that
 the two sites are byte-identical (a speed-up that changes a page is not a speed-up) and prints each phase's median
-wall time (the build's phase log, site_builder.mkdocs_hooks) for both trees side by side, with their ratio. Not
-part of the test run.
+wall time (the build's phase log, site_builder.mkdocs_hooks) for both trees side by side, with their ratio, then the
+memory: the resident size at each phase's end and the build's peak (wait4's ru_maxrss of the build process, the
+largest of it and its reading processes), medians over rounds, with their ratio. Not part of the test run.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 from tests.test_build_cache import _differences  # noqa: E402  (the cache test's byte-for-byte comparison)
 
 
-def build(tree: Path, results: Path, site: Path, phases: Path) -> float:
+def build(tree: Path, results: Path, site: Path, phases: Path) -> tuple[float, float]:
     env = {
         **os.environ,
         "PYTHONPATH": str(tree),
@@ -41,10 +42,15 @@ def build(tree: Path, results: Path, site: Path, phases: Path) -> float:
     config = str(tree / "mkdocs.yml")
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", config, "-d", str(site)]
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=tree, env=env, capture_output=True, text=True)
-    if done.returncode != 0:
-        sys.exit(f"the build of {tree} failed:\n{done.stderr[-3000:]}")
-    return time.perf_counter() - start
+    with tempfile.TemporaryFile() as out:  # a file, not a pipe: the build may write more than a pipe holds
+        process = subprocess.Popen(command, cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - start
+        if process.returncode != 0:
+            out.seek(0)
+            sys.exit(f"the build of {tree} failed:\n{out.read().decode(errors='replace')[-3000:]}")
+    return wall, usage.ru_maxrss / 1024**2  # KiB on Linux
 
 
 def main() -> None:
@@ -56,18 +62,22 @@ def main() -> None:
     args = parser.parse_args()
     trees = {"baseline": args.baseline.resolve(), "changed": args.changed.resolve()}
     walls: dict[str, list[float]] = {name: [] for name in trees}
+    peaks: dict[str, list[float]] = {name: [] for name in trees}
     phases: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
+    resident: dict[str, dict[str, list[float]]] = {name: {} for name in trees}
     with tempfile.TemporaryDirectory(prefix="benchsite-build-ab-") as work:
         for round_ in range(args.rounds):
             order = list(trees) if round_ % 2 == 0 else list(reversed(trees))
             for name in order:
                 log = Path(work) / f"{name}-{round_}.jsonl"
-                wall = build(trees[name], args.results.resolve(), Path(work) / name, log)
+                wall, peak = build(trees[name], args.results.resolve(), Path(work) / name, log)
                 walls[name].append(wall)
+                peaks[name].append(peak)
                 for line in log.read_text().splitlines():
                     entry = json.loads(line)
                     phases[name].setdefault(entry["phase"], []).append(entry["s"])
-                print(f"round {round_ + 1}: {name} {wall:.1f} s", flush=True)
+                    resident[name].setdefault(entry["phase"], []).append(entry["rss_gib"] or float("nan"))
+                print(f"round {round_ + 1}: {name} {wall:.1f} s, peak {peak:.2f} GiB", flush=True)
         changed_pages = _differences(Path(work) / "baseline", Path(work) / "changed")
     print()
     print("| phase | baseline s | changed s | changed / baseline |")
@@ -78,6 +88,14 @@ def main() -> None:
         print(f"| {phase} | {base:.1f} | {new:.1f} | {ratio} |")
     base, new = statistics.median(walls["baseline"]), statistics.median(walls["changed"])
     print(f"| whole build (wall) | {base:.1f} | {new:.1f} | {new / base:.2f} |")
+    print()
+    print("| resident at the phase's end | baseline GiB | changed GiB | changed / baseline |")
+    print("|---|---:|---:|---:|")
+    for phase, sizes in resident["baseline"].items():
+        base, new = statistics.median(sizes), statistics.median(resident["changed"].get(phase, [float("nan")]))
+        print(f"| {phase} | {base:.2f} | {new:.2f} | {new / base:.2f} |")
+    base, new = statistics.median(peaks["baseline"]), statistics.median(peaks["changed"])
+    print(f"| peak of the build (ru_maxrss) | {base:.2f} | {new:.2f} | {new / base:.2f} |")
     print()
     if changed_pages:
         print(f"the two sites differ in {len(changed_pages)} files, e.g. {changed_pages[:5]}")
