@@ -47,7 +47,7 @@ class Row:
     suite: int
     profile: str
     started_at: str
-    samples_s: tuple[float, ...]
+    samples_s: tuple[float, ...] | np.ndarray  # an array where the rows come from the site's frame
 
     @property
     def device_class(self) -> str:
@@ -158,9 +158,15 @@ def rows_from_table(table: Any) -> list[Row]:
     rows = []
     for r in table[keep].itertuples():
         raw = r.samples_s if hasattr(r, "samples_s") else r.samples
-        samples = () if raw is None else tuple(float(x) for x in (raw.split() if isinstance(raw, str) else raw))
+        samples: tuple[float, ...] | np.ndarray
+        if raw is None:
+            samples = ()
+        elif isinstance(raw, str):
+            samples = tuple(float(x) for x in raw.split())
+        else:  # the frame's own array, viewed, not copied into Python floats (the site holds one per measurement)
+            samples = np.asarray(raw, dtype=float)
         started = r.started_at.isoformat() if hasattr(r.started_at, "isoformat") else str(r.started_at)
-        if samples:
+        if len(samples):
             rows.append(
                 Row(
                     str(r.machine_id),
@@ -189,7 +195,7 @@ def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
     return newest
 
 
-def _median_draws(samples: tuple[float, ...], rng: np.random.Generator) -> np.ndarray:
+def _median_draws(samples: tuple[float, ...] | np.ndarray, rng: np.random.Generator) -> np.ndarray:
     x = np.asarray(samples, dtype=float)
     return row_medians(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))])
 
