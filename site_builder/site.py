@@ -162,8 +162,8 @@ class Site:
         return by_machine
 
     # Each machine's rows are found by their positions, grouped once: a scan of every row per machine page made the
-    # build grow with the square of the machines, and a frame per machine held (35 KB a machine at 2,000 files) more
-    # than the rows themselves. A page takes its machine's rows when it is rendered and lets them go.
+    # build grow with the square of the machines, and a frame held per machine cost memory for every machine at
+    # once. A page takes its machine's rows when it is rendered and lets them go.
 
     @functools.cached_property
     def _by_machine(self) -> dict[str, np.ndarray]:
