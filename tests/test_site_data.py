@@ -390,3 +390,41 @@ def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one()
     assert set(apart["workload_hash"]) == {earlier[0]} and apart["earlier_loop"].all()
     assert not compared["earlier_loop"].any()
     assert len(speedups(compared)) == 1  # the fixed loop's CPU and GPU, not a mix of the two loops
+
+
+def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cache():
+    """A machine summary keeps each measurement's top operators as JSON text (site_builder.aggregate.pack_top_ops):
+    the newest run's, slowest first, whichever order the files are merged in, and the same after the build cache's
+    round trip."""
+    import json
+    import sys
+
+    from runner.results.schema import TopOp
+    from site_builder.cache import _summary_from, _summary_json
+
+    def op(name: str, self_s: float) -> TopOp:
+        return TopOp(name=name, self_s=self_s, total_s=2 * self_s, calls=3)
+
+    old = make_result([make_measurement(top_ops=[op("aten::old", 5e-3)])])
+    new = make_result([make_measurement(top_ops=[op("aten::add", 1e-3), op("aten::mm", 2e-3)])])
+    new = new.model_copy(
+        update={
+            "run": new.run.model_copy(update={"id": "1" * 32, "started_at": old.run.started_at + timedelta(days=1)})
+        }
+    )
+    parts = []
+    for path, result in (("new", new), ("old", old)):  # merged newest first: the older file must not win
+        part = Collector()
+        part.add(Path(path), result)
+        parts.append(part)
+    merged = Collector()
+    for part in parts:
+        merged.merge(part)
+    (summary,) = merged.machines.values()
+    (row,) = aggregate.top_ops_rows(summary)
+    assert [name for name, _, _ in row["ops"]] == ["aten::mm", "aten::add"]
+    assert row["ops"][0] == ["aten::mm", 2e-3, 3] and row["device"] == "cpu"
+    ((key, (_, text)),) = summary.top_ops.items()
+    assert isinstance(text, str) and all(part is sys.intern(part) for part in key)
+    back = _summary_from(json.loads(json.dumps(_summary_json(summary))))
+    assert aggregate.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
