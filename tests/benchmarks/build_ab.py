@@ -18,14 +18,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+from tests.benchmarks.site_scale import run_measured  # noqa: E402  (wall time and peak memory of one process)
 from tests.test_build_cache import _differences  # noqa: E402  (the cache test's byte-for-byte comparison)
 
 
@@ -41,16 +40,8 @@ def build(tree: Path, results: Path, site: Path, phases: Path) -> tuple[float, f
     }
     config = str(tree / "mkdocs.yml")
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", config, "-d", str(site)]
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as out:  # a file, not a pipe: the build may write more than a pipe holds
-        process = subprocess.Popen(command, cwd=tree, env=env, stdout=out, stderr=subprocess.STDOUT)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
-        wall = time.perf_counter() - start
-        if process.returncode != 0:
-            out.seek(0)
-            sys.exit(f"the build of {tree} failed:\n{out.read().decode(errors='replace')[-3000:]}")
-    return wall, usage.ru_maxrss / 1024**2  # KiB on Linux
+    wall, peak_gib, _ = run_measured(command, env=env, cwd=tree)
+    return wall, peak_gib
 
 
 def main() -> None:

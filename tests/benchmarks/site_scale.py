@@ -169,10 +169,11 @@ def generate(out: Path, count: int, runs_per_machine: int, max_samples: int, see
         path.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False, width=120))
 
 
-def run_measured(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in GiB (wait4) and stdout of a fresh process."""
+def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in GiB (wait4: the largest of the process and its waited-for children) and stdout of a
+    fresh process; a failing one ends the benchmark with its stderr."""
     start = time.perf_counter()
-    proc = subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     # Both streams are read at once, each by a thread: a build writes more to stderr than a pipe holds, and reading
     # stdout to its end first would wait for it forever. wait4 then reaps the process with its own peak RSS.
     chunks: dict[str, str] = {}
