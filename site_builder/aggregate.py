@@ -16,8 +16,9 @@ import math
 import re
 import statistics
 import sys
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+import zlib
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,94 @@ def measurement_key(workload_hash: str, framework: str, device: str) -> tuple[st
     return (sys.intern(workload_hash), sys.intern(framework), sys.intern(device))
 
 
+def summary_json(s: MachineSummary) -> dict[str, Any]:
+    """A machine summary as plain JSON values (summary_from reads them back into an equal summary)."""
+    return {
+        "machine": s.machine.model_dump(mode="json"),
+        "software": s.software.model_dump(mode="json"),
+        "sync_selftests": [t.model_dump(mode="json") for t in s.sync_selftests],
+        "started_at": s.started_at.isoformat(),
+        "runs": [[when.isoformat(), *rest] for when, *rest in s.runs],
+        "top_ops": [[list(key), when.isoformat(), text] for key, (when, text) in s.top_ops.items()],
+        "equivalence": [[list(key), when.isoformat(), *rest] for key, (when, *rest) in s.equivalence.items()],
+        "fidelity": [[list(key), when.isoformat(), row] for key, (when, row) in s.fidelity.items()],
+    }
+
+
+def summary_from(d: dict[str, Any]) -> MachineSummary:
+    when = datetime.fromisoformat
+    summary = MachineSummary(
+        Machine.model_validate(d["machine"]),
+        Software.model_validate(d["software"]),
+        [SyncSelfTest.model_validate(t) for t in d["sync_selftests"]],
+        when(d["started_at"]),
+    )
+    summary.runs = [(when(at), profile, command, count, source) for at, profile, command, count, source in d["runs"]]
+    summary.top_ops = {measurement_key(*key): (when(at), text) for key, at, text in d["top_ops"]}
+    summary.equivalence = {tuple(key): (when(at), status, diff) for key, at, status, diff in d["equivalence"]}
+    summary.fidelity = {tuple(key): (when(at), row) for key, at, row in d["fidelity"]}
+    return summary
+
+
+def pack_summary(summary: MachineSummary) -> bytes:
+    """A summary as Machines keeps it: its JSON (summary_json), compressed."""
+    return zlib.compress(json.dumps(summary_json(summary), separators=(",", ":")).encode(), 1)
+
+
+def unpack_summary(packed: bytes) -> MachineSummary:
+    return summary_from(json.loads(zlib.decompress(packed)))
+
+
+class Machines(MutableMapping[str, MachineSummary]):
+    """Every machine's summary, by machine id, each kept packed (pack_summary) and unpacked when asked for.
+
+    A summary holds a fingerprint's validated models and a run's top operators, seed-script twins and equivalence
+    checks: 27 KiB of Python values per generated file, 4 KiB a machine of two files packed
+    (docs/methodology.md, "Machine summaries packed"). Every machine's is held from the first file read to the last
+    page, and a page wants one machine's at a time. A summary asked for is a fresh copy: a change to it is kept only
+    once it is stored again (`machines[id] = summary`). `started_at` gives a machine's newest run without unpacking
+    it (the machines index sorts by it)."""
+
+    def __init__(self, summaries: Iterable[tuple[str, MachineSummary]] = ()) -> None:
+        self._packed: dict[str, bytes] = {}
+        self._started: dict[str, datetime] = {}
+        for machine_id, summary in summaries:
+            self[machine_id] = summary
+
+    def __getitem__(self, machine_id: str) -> MachineSummary:
+        return unpack_summary(self._packed[machine_id])
+
+    def __setitem__(self, machine_id: str, summary: MachineSummary) -> None:
+        self._packed[machine_id] = pack_summary(summary)
+        self._started[machine_id] = summary.started_at
+
+    def __delitem__(self, machine_id: str) -> None:
+        del self._packed[machine_id]
+        del self._started[machine_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._packed)
+
+    def __len__(self) -> int:
+        return len(self._packed)
+
+    def __contains__(self, machine_id: object) -> bool:
+        return machine_id in self._packed
+
+    def started_at(self, machine_id: str) -> datetime:
+        """The machine's newest run's start (its summary's `started_at`)."""
+        return self._started[machine_id]
+
+    def packed(self, machine_id: str) -> bytes:
+        """The machine's summary as stored (pack_summary's bytes): what the build cache keeps."""
+        return self._packed[machine_id]
+
+    def put_packed(self, machine_id: str, packed: bytes, started_at: datetime) -> None:
+        """Store a summary packed elsewhere (the build cache's) whose `started_at` is given."""
+        self._packed[machine_id] = packed
+        self._started[machine_id] = started_at
+
+
 # Rows a Collector keeps as Python values before it converts them into one Arrow table: a table per result file
 # would cost more in per-table overhead than its rows hold, at 100,000 files.
 FLUSH_ROWS = 16_384
@@ -234,7 +323,7 @@ class Collector:
         self._pending_rows = 0
         self._parts: list[pa.Table | _Slice] = []
         self._counts: list[tuple[str, int]] = []  # (file, rows), in the order the rows are held
-        self.machines: dict[str, MachineSummary] = {}
+        self.machines = Machines()
         self.files = 0
 
     def add(self, path: Path, result: ResultFile) -> None:
@@ -328,6 +417,7 @@ class Collector:
                         ),
                     )
 
+        self.machines[machine.id] = summary  # stored (packed) again with this run's part
         self._counts.append((source, rows))
         self._pending_rows += rows
         if self._pending_rows >= FLUSH_ROWS:
@@ -368,6 +458,8 @@ class Collector:
         return judged.verdict == "harness-affected"
 
     def _summary(self, result: ResultFile, source: str) -> MachineSummary:
+        """The file's machine's summary with this run in its runs, unpacked: `add` stores it again once the run's
+        measurements are in."""
         machine, run = result.machine, result.run
         summary = self.machines.get(machine.id)
         if summary is None or summary.started_at < run.started_at:
@@ -375,7 +467,7 @@ class Collector:
             if summary is not None:
                 fresh.runs, fresh.top_ops, fresh.equivalence = summary.runs, summary.top_ops, summary.equivalence
                 fresh.fidelity = summary.fidelity
-            summary = self.machines[machine.id] = fresh
+            summary = fresh
         summary.runs.append((run.started_at, result.suite.profile, run.command, len(result.measurements), source))
         return summary
 
@@ -455,18 +547,13 @@ class Collector:
         self._counts.extend(other._counts)
         if self._pending_rows >= FLUSH_ROWS:
             self._flush()
-        for machine_id, given in other.machines.items():
-            theirs = replace(
-                given,
-                runs=list(given.runs),
-                top_ops={measurement_key(*key): value for key, value in given.top_ops.items()},
-                equivalence=dict(given.equivalence),
-                fidelity=dict(given.fidelity),
-            )
-            ours = self.machines.get(machine_id)
-            if ours is None:
-                self.machines[machine_id] = theirs
+        for machine_id in other.machines:
+            if machine_id not in self.machines:  # as it is, still packed
+                self.machines.put_packed(
+                    machine_id, other.machines.packed(machine_id), other.machines.started_at(machine_id)
+                )
                 continue
+            theirs, ours = other.machines[machine_id], self.machines[machine_id]  # each a copy of its own
             newer, older = (theirs, ours) if theirs.started_at > ours.started_at else (ours, theirs)
             newer.runs = ours.runs + theirs.runs
             for key, (when, text) in older.top_ops.items():
@@ -493,6 +580,8 @@ class Collector:
             self.files -= before - len(summary.runs)
             if not summary.runs:
                 del self.machines[machine_id]
+            elif len(summary.runs) < before:
+                self.machines[machine_id] = summary
 
     def frame(self) -> pd.DataFrame:
         """One row per measurement and profile; where a machine ran the same measurement more than once with
@@ -1103,7 +1192,7 @@ def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def equivalence_summary(machines: dict[str, MachineSummary]) -> pd.DataFrame:
+def equivalence_summary(machines: Mapping[str, MachineSummary]) -> pd.DataFrame:
     """Per framework, workload and point: on how many machines the equivalence check passed, failed or could
     not run, and the largest gradient difference seen."""
     rows = [

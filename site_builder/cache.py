@@ -7,7 +7,8 @@ from results/ is simply not asked for; a changed file has another hash and is re
 What a file contributes is what site_builder.load collects from it alone (`Loaded` of one file): the gate's
 problems, the measurement rows, the machine summary of that run and the sample digests of the replay check. The
 rows are kept columnar (Apache Arrow, one Parquet table for every file, a column naming each row's file), the
-rest as one JSON document per file beside them. Files are then merged in file order exactly as a cold build merges
+machine summary as the build holds it (packed: aggregate.Machines) and the rest as one JSON document per file beside
+them. Files are then merged in file order exactly as a cold build merges
 them, so a build from the cache writes the same pages byte for byte (tests/test_build_cache.py).
 
 Never served stale or corrupt:
@@ -33,15 +34,13 @@ import os
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
-from runner.results.schema import Machine, Software, SyncSelfTest
 from runner.results.storage import Problem
 from site_builder import memo
-from site_builder.aggregate import COLUMNS, Collector, MachineSummary, measurement_key
+from site_builder.aggregate import COLUMNS, Collector
 from site_builder.tables import UNREADABLE
 from site_builder.tables import read as read_tables
 from site_builder.tables import replace as replace_tables
@@ -50,7 +49,7 @@ log = logging.getLogger("mkdocs.plugins.benchsite")
 
 CACHE_ENV = "BENCHSITE_CACHE"
 DEFAULT_FOLDER = ".benchsite-cache"
-FORMAT = 2  # 2: the manifest of site_builder.tables
+FORMAT = 3  # 2: the manifest of site_builder.tables; 3: machine summaries packed (aggregate.Machines)
 ROWS, FILES = "rows.parquet", "files.parquet"
 # The code whose change changes what a file contributes: the cache is kept per hash of its source.
 _ROOT = Path(__file__).resolve().parents[1]
@@ -98,35 +97,7 @@ class Entry:
     fingerprint: tuple[list[int], bytes, list[float]] | None  # None: the file was not accepted
 
 
-# --- one file's machine summary as JSON, and back ---------------------------------------------------------------
-
-
-def _summary_json(s: MachineSummary) -> dict[str, Any]:
-    return {
-        "machine": s.machine.model_dump(mode="json"),
-        "software": s.software.model_dump(mode="json"),
-        "sync_selftests": [t.model_dump(mode="json") for t in s.sync_selftests],
-        "started_at": s.started_at.isoformat(),
-        "runs": [[when.isoformat(), *rest] for when, *rest in s.runs],
-        "top_ops": [[list(key), when.isoformat(), text] for key, (when, text) in s.top_ops.items()],
-        "equivalence": [[list(key), when.isoformat(), *rest] for key, (when, *rest) in s.equivalence.items()],
-        "fidelity": [[list(key), when.isoformat(), row] for key, (when, row) in s.fidelity.items()],
-    }
-
-
-def _summary_from(d: dict[str, Any]) -> MachineSummary:
-    when = datetime.fromisoformat
-    summary = MachineSummary(
-        Machine.model_validate(d["machine"]),
-        Software.model_validate(d["software"]),
-        [SyncSelfTest.model_validate(t) for t in d["sync_selftests"]],
-        when(d["started_at"]),
-    )
-    summary.runs = [(when(at), profile, command, count, source) for at, profile, command, count, source in d["runs"]]
-    summary.top_ops = {measurement_key(*key): (when(at), text) for key, at, text in d["top_ops"]}
-    summary.equivalence = {tuple(key): (when(at), status, diff) for key, at, status, diff in d["equivalence"]}
-    summary.fidelity = {tuple(key): (when(at), row) for key, at, row in d["fidelity"]}
-    return summary
+# --- one file's problems and count as JSON; its machine summary packed (aggregate.Machines) --------------------
 
 
 def _meta_json(entry: Entry) -> str:
@@ -135,7 +106,6 @@ def _meta_json(entry: Entry) -> str:
         {
             "problems": [[p.path, p.field, p.message, p.severity] for p in entry.problems],
             "files": c.files,
-            "machines": {machine_id: _summary_json(s) for machine_id, s in c.machines.items()},
         },
         separators=(",", ":"),
     )
@@ -158,6 +128,15 @@ def _files_table(entries: list[Entry]) -> pa.Table:
             "path": [e.path for e in entries],
             "sha256": [e.sha256 for e in entries],
             "meta": [_meta_json(e) for e in entries],
+            "machine_ids": pa.array([list(e.collector.machines) for e in entries], type=pa.list_(pa.string())),
+            "machine_started": pa.array(
+                [[e.collector.machines.started_at(m).isoformat() for m in e.collector.machines] for e in entries],
+                type=pa.list_(pa.string()),
+            ),
+            "machine_summaries": pa.array(
+                [[e.collector.machines.packed(m) for m in e.collector.machines] for e in entries],
+                type=pa.list_(pa.binary()),
+            ),
             "accepted": [f is not None for f in fingerprints],
             "fp_indices": [f[0] if f else [] for f in fingerprints],
             "fp_digests": pa.array([f[1] if f else b"" for f in fingerprints], type=pa.binary()),
@@ -212,7 +191,10 @@ class BuildCache:
         meta = json.loads(files["meta"])
         collector = Collector()
         collector.files = meta["files"]
-        collector.machines = {machine_id: _summary_from(s) for machine_id, s in meta["machines"].items()}
+        for machine_id, started, packed in zip(
+            files["machine_ids"], files["machine_started"], files["machine_summaries"], strict=True
+        ):
+            collector.machines.put_packed(machine_id, packed, datetime.fromisoformat(started))
         collector.restore(self._rows, int(self._starts[index]), int(self._starts[index + 1]), path)
         fingerprint = (files["fp_indices"], files["fp_digests"], files["fp_medians"]) if files["accepted"] else None
         problems = [Problem(*p) for p in meta["problems"]]

@@ -20,7 +20,7 @@ import pandas as pd
 from runner.contribute import standing
 from runner.contribute.standing import Published, Row
 from site_builder import aggregate, uncertainty
-from site_builder.aggregate import MachineSummary
+from site_builder.aggregate import Machines
 
 
 @functools.cache
@@ -80,7 +80,7 @@ class Site:
 
     frame: pd.DataFrame
     speedups: pd.DataFrame
-    machines: dict[str, MachineSummary] = field(default_factory=dict)
+    machines: Machines = field(default_factory=Machines)
     rejected: list[str] = field(default_factory=list)
     files: int = 0
     exports: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -104,7 +104,7 @@ class Site:
     def newest_machines(self) -> list[str]:
         """Every machine's id, the most recently contributed first (the machines index's order; ties keep the
         order the files were read in)."""
-        return sorted(self.machines, key=lambda m: self.machines[m].started_at, reverse=True)
+        return sorted(self.machines, key=self.machines.started_at, reverse=True)
 
     @property
     def frameworks(self) -> list[str]:

@@ -396,11 +396,9 @@ def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cac
     """A machine summary keeps each measurement's top operators as JSON text (site_builder.aggregate.pack_top_ops):
     the newest run's, slowest first, whichever order the files are merged in, and the same after the build cache's
     round trip."""
-    import json
     import sys
 
     from runner.results.schema import TopOp
-    from site_builder.cache import _summary_from, _summary_json
 
     def op(name: str, self_s: float) -> TopOp:
         return TopOp(name=name, self_s=self_s, total_s=2 * self_s, calls=3)
@@ -426,5 +424,5 @@ def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cac
     assert row["ops"][0] == ["aten::mm", 2e-3, 3] and row["device"] == "cpu"
     ((key, (_, text)),) = summary.top_ops.items()
     assert isinstance(text, str) and all(part is sys.intern(part) for part in key)
-    back = _summary_from(json.loads(json.dumps(_summary_json(summary))))
-    assert aggregate.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
+    back = aggregate.unpack_summary(aggregate.pack_summary(summary))
+    assert back == summary and aggregate.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
