@@ -319,7 +319,9 @@ class Collector:
     rows file by file."""
 
     def __init__(self) -> None:
-        self._pending: dict[str, list[Any]] = {name: [] for name in COLUMNS}
+        # rows not yet converted, by column (none until a file is added: a collector per cached or merged file holds
+        # no lists at all)
+        self._pending: dict[str, list[Any]] = {}
         self._pending_rows = 0
         self._parts: list[pa.Table | _Slice] = []
         self._counts: list[tuple[str, int]] = []  # (file, rows), in the order the rows are held
@@ -343,6 +345,8 @@ class Collector:
             "profile": result.suite.profile,
             "suite": result.suite.version,
         }
+        if not self._pending:
+            self._pending = {name: [] for name in COLUMNS}
         columns = self._pending
         rows = 0
         summary = self._summary(result, source)
@@ -479,7 +483,7 @@ class Collector:
                 if pa.types.is_string(column.type):
                     table = table.set_column(i, table.field(i).name, column.dictionary_encode())
             self._parts.append(table)
-            self._pending = {name: [] for name in COLUMNS}
+            self._pending = {}
             self._pending_rows = 0
 
     def table(self) -> pa.Table:
@@ -509,14 +513,14 @@ class Collector:
         with other files' rows; the same rows, no longer as Python values."""
         if stop - start != self.rows:
             raise ValueError(f"{stop - start} rows of a table for the {self.rows} rows collected")
-        self._pending = {name: [] for name in COLUMNS}
+        self._pending = {}
         self._pending_rows = 0
         self._parts = [_Slice(table, start, stop)] if stop > start else []
 
     def release_rows(self) -> None:
         """Let the rows go once another collector holds them (site_builder.load merges each file's as it comes); the
         files, machines and each file's row count stay."""
-        self._pending = {name: [] for name in COLUMNS}
+        self._pending = {}
         self._pending_rows = 0
         self._parts = []
 
@@ -541,8 +545,11 @@ class Collector:
             self._flush()
             for part in other._parts:
                 self._append(part)
-        for name, values in other._pending.items():
-            self._pending[name].extend(values)
+        if other._pending_rows:
+            if not self._pending:
+                self._pending = {name: [] for name in COLUMNS}
+            for name, values in other._pending.items():
+                self._pending[name].extend(values)
         self._pending_rows += other._pending_rows
         self._counts.extend(other._counts)
         if self._pending_rows >= FLUSH_ROWS:

@@ -94,18 +94,32 @@ class Entry:
     sha256: str
     problems: list[Problem]
     collector: Collector
-    fingerprint: tuple[list[int], bytes, list[float]] | None  # None: the file was not accepted
+    # the replay check's digests (load.Fingerprint's indices, digests, medians); None: the file was not accepted
+    fingerprint: tuple[np.ndarray | list[int], bytes, np.ndarray | list[float]] | None
 
 
 # --- one file's problems and count as JSON; its machine summary packed (aggregate.Machines) --------------------
 
 
+@dataclass
+class Kept:
+    """What the cache saves of one file, made when the file is merged (`BuildCache.keep`): its problems and count as
+    JSON text, its machine summary packed, its replay fingerprint as arrays; the file's collector is let go."""
+
+    path: str
+    sha256: str
+    meta: str
+    machine_ids: list[str]
+    machine_started: list[str]
+    machine_summaries: list[bytes]
+    fingerprint: tuple[np.ndarray, bytes, np.ndarray] | None
+
+
 def _meta_json(entry: Entry) -> str:
-    c = entry.collector
     return json.dumps(
         {
             "problems": [[p.path, p.field, p.message, p.severity] for p in entry.problems],
-            "files": c.files,
+            "files": entry.collector.files,
         },
         separators=(",", ":"),
     )
@@ -121,24 +135,18 @@ def _rows_table(rows: pa.Table, counts: list[int]) -> pa.Table:
     return rows.select(COLUMNS).append_column("_file", pa.array(owner, type=pa.int64()))
 
 
-def _files_table(entries: list[Entry]) -> pa.Table:
-    fingerprints = [e.fingerprint for e in entries]
+def _files_table(kept: list[Kept]) -> pa.Table:
+    fingerprints = [k.fingerprint for k in kept]
     return pa.table(
         {
-            "path": [e.path for e in entries],
-            "sha256": [e.sha256 for e in entries],
-            "meta": [_meta_json(e) for e in entries],
-            "machine_ids": pa.array([list(e.collector.machines) for e in entries], type=pa.list_(pa.string())),
-            "machine_started": pa.array(
-                [[e.collector.machines.started_at(m).isoformat() for m in e.collector.machines] for e in entries],
-                type=pa.list_(pa.string()),
-            ),
-            "machine_summaries": pa.array(
-                [[e.collector.machines.packed(m) for m in e.collector.machines] for e in entries],
-                type=pa.list_(pa.binary()),
-            ),
+            "path": [k.path for k in kept],
+            "sha256": [k.sha256 for k in kept],
+            "meta": [k.meta for k in kept],
+            "machine_ids": pa.array([k.machine_ids for k in kept], type=pa.list_(pa.string())),
+            "machine_started": pa.array([k.machine_started for k in kept], type=pa.list_(pa.string())),
+            "machine_summaries": pa.array([k.machine_summaries for k in kept], type=pa.list_(pa.binary())),
             "accepted": [f is not None for f in fingerprints],
-            "fp_indices": [f[0] if f else [] for f in fingerprints],
+            "fp_indices": pa.array([f[0] if f else [] for f in fingerprints], type=pa.list_(pa.int64())),
             "fp_digests": pa.array([f[1] if f else b"" for f in fingerprints], type=pa.binary()),
             "fp_medians": pa.array([f[2] if f else [] for f in fingerprints], type=pa.list_(pa.float64())),
         }
@@ -200,10 +208,35 @@ class BuildCache:
         problems = [Problem(*p) for p in meta["problems"]]
         return Entry(path, sha256, problems, collector, fingerprint)
 
-    def save(self, entries: list[Entry], rows: pa.Table, counts: list[int]) -> None:
-        """Replace the cache with these entries (a build's every file, in file order), atomically, with `rows`, their
-        rows in the same order (`counts` rows each); other code keys' caches go."""
-        if len(counts) != len(entries) or sum(counts) != len(rows):
-            raise ValueError(f"{len(rows)} rows in {len(counts)} counts do not belong to {len(entries)} files")
-        tables = {ROWS: _rows_table(rows, counts), FILES: _files_table(entries)}
+    def holds(self, path: str, sha256: str) -> bool:
+        """Whether `get` finds this file (its path with this content)."""
+        return (path, sha256) in self._held
+
+    @staticmethod
+    def keep(entry: Entry) -> Kept:
+        """What `save` needs of one file's entry, compactly, so that the entry itself can go once merged."""
+        machines = entry.collector.machines
+        fingerprint = entry.fingerprint
+        return Kept(
+            entry.path,
+            entry.sha256,
+            _meta_json(entry),
+            list(machines),
+            [machines.started_at(m).isoformat() for m in machines],
+            [machines.packed(m) for m in machines],
+            None
+            if fingerprint is None
+            else (
+                np.asarray(fingerprint[0], dtype=np.int64),
+                bytes(fingerprint[1]),
+                np.asarray(fingerprint[2], dtype=np.float64),
+            ),
+        )
+
+    def save(self, kept: list[Kept], rows: pa.Table, counts: list[int]) -> None:
+        """Replace the cache with these files (a build's every file, in file order, each as `keep` made it),
+        atomically, with `rows`, their rows in the same order (`counts` rows each); other code keys' caches go."""
+        if len(counts) != len(kept) or sum(counts) != len(rows):
+            raise ValueError(f"{len(rows)} rows in {len(counts)} counts do not belong to {len(kept)} files")
+        tables = {ROWS: _rows_table(rows, counts), FILES: _files_table(kept)}
         replace_tables(self.folder, tables, keep={memo.FOLDER})

@@ -19,7 +19,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.gate.validate import Replays, check_result, replay_digests
+import numpy as np
+
+from runner.gate.validate import check_result, replay_digests, replayed_exactly, replayed_scaled
 from runner.results.storage import Problem, iter_all, iter_result_paths
 from site_builder.aggregate import Collector
 from site_builder.cache import BuildCache, Entry, file_sha256
@@ -39,12 +41,19 @@ class StrictBuildError(Exception):
 
 @dataclass
 class Fingerprint:
-    """What the replay check needs of one accepted file: its measurements' sample digests, compactly."""
+    """What the replay check needs of one accepted file: its measurements' sample digests, compactly (a few
+    arrays per file, not a Python value per measurement: 100,000 files hold millions of digests)."""
 
     path: Path
-    indices: list[int]
+    indices: np.ndarray  # int32: the measurements with digests
     digests: bytes  # 32 bytes per index: exact, then shape (runner.gate.validate.replay_digests)
-    medians: list[float]
+    medians: np.ndarray  # float64: their medians
+
+    @classmethod
+    def of(
+        cls, path: Path, indices: np.ndarray | list[int], digests: bytes, medians: np.ndarray | list[float]
+    ) -> Fingerprint:
+        return cls(path, np.asarray(indices, dtype=np.int32), bytes(digests), np.asarray(medians, dtype=np.float64))
 
 
 @dataclass
@@ -74,24 +83,21 @@ class Loaded:
                         indices.append(i)
                         digests += pair[0] + pair[1]
                         medians.append(m.median_s)
-                self.fingerprints.append(Fingerprint(path, indices, bytes(digests), medians))
+                self.fingerprints.append(Fingerprint.of(path, indices, bytes(digests), medians))
         return self
 
     def refuse_replays(self) -> None:
         """Leave out every file whose samples repeat an earlier file's (in file order), exactly or scaled, as the
-        gate refuses it: a replayed run must not count as one more run of a machine."""
-        replays, replayed = Replays(), dict[Path, Problem]()
-        for fp in self.fingerprints:
-            for k, index in enumerate(fp.indices):
-                pair = (fp.digests[32 * k : 32 * k + 16], fp.digests[32 * k + 16 : 32 * k + 32])
-                problem = replays.check(str(fp.path), index, pair, fp.medians[k])
-                if problem is not None and fp.path not in replayed:
-                    replayed[fp.path] = problem
-        if not replayed:
+        gate refuses it: a replayed run must not count as one more run of a machine. The same verdicts and messages
+        as runner.gate.validate.Replays fed every file's digests in file order, found with sorted arrays instead of
+        a dictionary entry per measurement (at 100,000 files that was gigabytes). The fingerprints go afterwards."""
+        fingerprints, self.fingerprints = self.fingerprints, []
+        flagged = _replayed(fingerprints)
+        if not flagged:
             return
-        self.problems.extend(replayed.values())
-        self.accepted = [p for p in self.accepted if p not in replayed]
-        self.collector.drop_files({str(path) for path in replayed})
+        self.problems.extend(flagged.values())
+        self.accepted = [p for p in self.accepted if p not in flagged]
+        self.collector.drop_files({str(path) for path in flagged})
 
     def add(self, entry: Entry) -> None:
         """Merge one file's contribution (files are added in file order)."""
@@ -100,7 +106,52 @@ class Loaded:
         if entry.fingerprint is not None:
             path = Path(entry.path)
             self.accepted.append(path)
-            self.fingerprints.append(Fingerprint(path, *entry.fingerprint))
+            self.fingerprints.append(Fingerprint.of(path, *entry.fingerprint))
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    """For each position, the first position holding the same key (np.unique's sort is stable: the first
+    occurrence)."""
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    return first[inverse.reshape(-1)]
+
+
+def _replayed(fingerprints: list[Fingerprint]) -> dict[Path, Problem]:
+    """Each file that replays an earlier file's samples, with the first of its measurements that does, worded as
+    Replays.check words it. As Replays does: a measurement is an exact copy where an earlier one (in file order,
+    then measurement order) has its exact digest; otherwise a scaled copy where an earlier one that was no exact
+    copy has its shape digest."""
+    sizes = np.array([len(fp.indices) for fp in fingerprints], dtype=np.int64)
+    if not sizes.sum():
+        return {}
+    pair = np.dtype([("a", "<u8"), ("b", "<u8")])
+    digests = np.frombuffer(b"".join(fp.digests for fp in fingerprints), dtype=pair).reshape(-1, 2)
+    owner = np.repeat(np.arange(len(fingerprints)), sizes)
+    indices = np.concatenate([fp.indices for fp in fingerprints])
+    medians = np.concatenate([fp.medians for fp in fingerprints])
+    rows = np.arange(len(owner))
+    exact_first = _first_of_each(digests[:, 0])
+    exact = exact_first != rows
+    kept = np.flatnonzero(~exact)  # only a measurement that is no exact copy enters the shape digests
+    shape_first = np.full(len(rows), -1)
+    shape_first[kept] = kept[_first_of_each(digests[kept, 1])]
+    scaled = ~exact & (shape_first != rows)
+    flagged: dict[Path, Problem] = {}
+    for row in np.flatnonzero(exact | scaled):  # in file order, then measurement order
+        fp = fingerprints[owner[row]]
+        if fp.path in flagged:
+            continue
+        path, index = str(fp.path), int(indices[row])
+        if exact[row]:
+            first = exact_first[row]
+            flagged[fp.path] = replayed_exactly(path, index, str(fingerprints[owner[first]].path), int(indices[first]))
+        else:
+            first = shape_first[row]
+            first_path = str(fingerprints[owner[first]].path)
+            flagged[fp.path] = replayed_scaled(
+                path, index, float(medians[row]), first_path, int(indices[first]), float(medians[first])
+            )
+    return flagged
 
 
 def _read_files(paths: list[tuple[Path, str]]) -> list[Entry]:
@@ -141,8 +192,9 @@ def load_results(
     paths = iter_result_paths([root]) if root.exists() else []
     workers = workers or os.cpu_count() or 1
     hashes = [file_sha256(path.read_bytes()) for path in paths]
-    entries: list[Entry | None] = [cache.get(str(p), h) if cache else None for p, h in zip(paths, hashes, strict=True)]
-    missing = [(paths[i], hashes[i]) for i, entry in enumerate(entries) if entry is None]
+    # Whether the cache holds each file: its entry is made from the cache when the file's turn comes, not before.
+    held = [cache is not None and cache.holds(str(p), h) for p, h in zip(paths, hashes, strict=True)]
+    missing = [(paths[i], hashes[i]) for i, found in enumerate(held) if not found]
 
     def read() -> Iterator[Entry]:
         """The missing files' entries, in file order, as they are read."""
@@ -161,18 +213,20 @@ def load_results(
     # them), so that only the rows read but not yet merged are held as Python values.
     fresh = read()
     loaded = Loaded()
-    complete, counts = [], []
-    for entry in entries:
-        entry = entry if entry is not None else next(fresh)
+    kept, counts = [], []  # what the cache saves of each file (site_builder.cache.Kept), its row count
+    for path, sha, found in zip(paths, hashes, held, strict=True):
+        entry = cache.get(str(path), sha) if cache is not None and found else next(fresh)
+        assert entry is not None  # held: the cache has it
         loaded.add(entry)
         counts.append(entry.collector.rows)  # a refused file: none
         entry.collector.release_rows()
-        complete.append(entry)
+        if cache is not None:
+            kept.append(cache.keep(entry))
     for _ in fresh:  # nothing is left; this ends the reading (and its pool)
         pass
     loaded.cache_hits = len(paths) - len(missing)
     if cache is not None:
-        cache.save(complete, loaded.collector.table(), counts)
+        cache.save(kept, loaded.collector.table(), counts)
     loaded.refuse_replays()
     errors = [p for p in loaded.problems if p.severity == "error"]
     if strict and errors:  # a warning (an unknown GPU, an outlier) leaves the file published and the build going

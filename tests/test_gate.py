@@ -415,3 +415,36 @@ def test_the_median_of_the_others_matches_the_naive_one():
             assert median_without(ordered, value) == statistics.median(values[:i] + values[i + 1 :])
     with pytest.raises(ValueError):
         median_without([1.0, 2.0], 3.0)
+
+
+def test_the_sites_replay_check_finds_what_the_gates_finds_file_by_file():
+    """site_builder.load checks every file's digests at once with sorted arrays; it must refuse the same files with
+    the same first problem as runner.gate.validate.Replays fed them in file order. Digests drawn from a few values
+    make exact copies, scaled copies, copies within one file, and exact copies whose shape digest is new (which
+    Replays never records) all common."""
+    import random
+
+    import numpy as np
+
+    from runner.gate.validate import Replays
+    from site_builder.load import Fingerprint, _replayed
+
+    rng = random.Random(20261127)
+    for _ in range(50):
+        fingerprints, reference = [], {}
+        replays = Replays()
+        for f in range(rng.randint(1, 12)):
+            path = Path(f"results/m/{f:02d}.yaml")
+            count = rng.randint(0, 5)
+            indices = sorted(rng.sample(range(10), count))
+            pairs = [(bytes([rng.randint(0, 6)]) * 16, bytes([rng.randint(0, 6)]) * 16) for _ in indices]
+            medians = [rng.choice([0.5, 1.0, 2.0]) for _ in indices]
+            fingerprints.append(Fingerprint.of(path, indices, b"".join(a + b for a, b in pairs), medians))
+            for index, pair, median in zip(indices, pairs, medians, strict=True):
+                problem = replays.check(str(path), index, pair, median)
+                if problem is not None and path not in reference:
+                    reference[path] = problem
+        found = _replayed(fingerprints)
+        assert list(found) == list(reference)
+        assert [(p.field, p.message) for p in found.values()] == [(p.field, p.message) for p in reference.values()]
+        assert all(isinstance(fp.indices, np.ndarray) for fp in fingerprints)

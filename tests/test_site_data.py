@@ -323,7 +323,9 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
         if not np.isnan(row["samples_per_s_lo"]):
             assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
     gpus = table[(table["world_size"] > 1) & (table["device"] != "cpu")]
-    assert set(gpus["interconnect"]) == {"GPU0-GPU1 NV18"}
+    assert set(gpus.loc[gpus["world_size"] == 2, "interconnect"]) == {"GPU0-GPU1 NV18"}
+    # at 4 GPUs every pair rank 0 talks to is named
+    assert set(gpus.loc[gpus["world_size"] == 4, "interconnect"]) <= {"GPU0-GPU1 NV18, GPU0-GPU2 NV18, GPU0-GPU3 NV18"}
     # both loops drawn, each earlier tuned step named by how it ran (eager, then compiled, within suite 3)
     assert {"as-written", "tuned (earlier loop: eager)", "tuned (earlier loop: compiled)"} <= set(table["loop"])
     # the H200 machine's compiled 2-GPU runs stay apart, and their spread is tabled

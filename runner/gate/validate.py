@@ -569,24 +569,35 @@ class Replays:
     def check(self, path: str, index: int, digests: tuple[bytes, bytes] | None, median: float) -> Problem | None:
         if digests is None:
             return None
-        where = f"measurements[{index}].samples_s"
         first = self.exact.setdefault(digests[0], (path, index))
         if first != (path, index):
-            return Problem(
-                path,
-                where,
-                f"the same samples as {first[0]} measurements[{first[1]}]: a measurement is timed once, and a "
-                "replayed one is not a new result",
-            )
+            return replayed_exactly(path, index, *first)
         other = self.shape.setdefault(digests[1], (path, index, median))
         if other[:2] != (path, index):
-            return Problem(
-                path,
-                where,
-                f"the samples of {other[0]} measurements[{other[1]}] scaled by {median / other[2]:.4g}: a replayed "
-                "measurement made to look faster or slower",
-            )
+            return replayed_scaled(path, index, median, *other)
         return None
+
+
+def replayed_exactly(path: str, index: int, first_path: str, first_index: int) -> Problem:
+    """What Replays says of a measurement whose samples an earlier one has exactly."""
+    return Problem(
+        path,
+        f"measurements[{index}].samples_s",
+        f"the same samples as {first_path} measurements[{first_index}]: a measurement is timed once, and a "
+        "replayed one is not a new result",
+    )
+
+
+def replayed_scaled(
+    path: str, index: int, median: float, first_path: str, first_index: int, first_median: float
+) -> Problem:
+    """What Replays says of a measurement whose samples are an earlier one's scaled by a constant."""
+    return Problem(
+        path,
+        f"measurements[{index}].samples_s",
+        f"the samples of {first_path} measurements[{first_index}] scaled by {median / first_median:.4g}: a replayed "
+        "measurement made to look faster or slower",
+    )
 
 
 def _faster_than_before(history: dict[tuple[str, ...], list[tuple[datetime, str, int, float]]]) -> list[Problem]:
