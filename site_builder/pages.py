@@ -72,8 +72,8 @@ def home(site: Site) -> str:
     view: dict[str, Any] = {
         "site": site.view(),
         "machines": len(site.machines),
-        "accelerated": sum(1 for s in site.machines.values() if s.machine.accelerators),
-        "runs": sum(len(s.runs) for s in site.machines.values()),
+        "accelerated": site.hardware.accelerated,
+        "runs": site.hardware.runs,
         "measurements": len(site.frame) + len(site.apart),
         "several_frameworks": len(site.frameworks) > 1,
         "summary": [],
@@ -489,7 +489,7 @@ LEADERBOARD_COLUMNS = [
 
 def leaderboard_frame(site: Site, workload: str) -> pd.DataFrame:
     """Every ok measurement of the workload, with the speedup over the same machine's CPU where there is one."""
-    rows = site.rows[(site.rows["workload"] == workload) & (site.rows["status"] == "ok")]
+    rows = site.rows_where((site.frame["workload"] == workload) & (site.frame["status"] == "ok"))
     return rows.sort_values(["params", "point", "variant", "median_s"])[LEADERBOARD_COLUMNS]
 
 

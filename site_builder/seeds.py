@@ -200,13 +200,12 @@ def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str
 
 def invitation_status(site: Site, invitation: dict[str, Any]) -> dict[str, Any]:
     """Whether any contributed machine (any profile or suite) has the invited hardware or framework."""
+    hardware = site.hardware
     measured = False
-    for summary in site.machines.values():
-        machine = summary.machine
-        if "gpu" in invitation and any(invitation["gpu"].lower() in a.model.lower() for a in machine.accelerators):
-            measured = True
-        if "cpu" in invitation and invitation["cpu"].lower() in machine.cpu.model.lower():
-            measured = True
+    if "gpu" in invitation and any(invitation["gpu"].lower() in m.lower() for m in hardware.accelerator_models):
+        measured = True
+    if "cpu" in invitation and any(invitation["cpu"].lower() in m.lower() for m in hardware.cpu_models):
+        measured = True
     if "framework" in invitation:
         measured = (
             invitation["framework"] in set(site.frame["framework"].astype(str)) if not site.frame.empty else False

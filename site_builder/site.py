@@ -63,6 +63,17 @@ def _take(frame: pd.DataFrame, positions: np.ndarray | None) -> pd.DataFrame:
 
 
 @dataclass(frozen=True)
+class Hardware:
+    """Every contributed machine's CPU and accelerator models, how many machines have an accelerator, and their
+    runs (any profile or suite)."""
+
+    cpu_models: frozenset[str]
+    accelerator_models: frozenset[str]
+    accelerated: int
+    runs: int
+
+
+@dataclass(frozen=True)
 class ChartView:
     """A chart placeholder for a template: its name (for the PNG and SVG exports), spec and link prefix."""
 
@@ -106,6 +117,20 @@ class Site:
         order the files were read in)."""
         return sorted(self.machines, key=self.machines.started_at, reverse=True)
 
+    @functools.cached_property
+    def hardware(self) -> Hardware:
+        """What every machine summary says of its hardware and runs, read in one pass over the packed summaries
+        (each pass unpacks every machine's: pages ask these of all machines many times)."""
+        cpus: set[str] = set()
+        accelerators: set[str] = set()
+        accelerated = runs = 0
+        for summary in self.machines.values():
+            cpus.add(summary.machine.cpu.model)
+            accelerators.update(a.model for a in summary.machine.accelerators)
+            accelerated += bool(summary.machine.accelerators)
+            runs += len(summary.runs)
+        return Hardware(frozenset(cpus), frozenset(accelerators), accelerated, runs)
+
     @property
     def frameworks(self) -> list[str]:
         return sorted(self.frame["framework"].unique()) if not self.frame.empty else []
@@ -123,15 +148,22 @@ class Site:
     def batch_crossings(self) -> pd.DataFrame:
         return aggregate.batch_crossovers(self.speedups)
 
-    @functools.cached_property
-    def rows(self) -> pd.DataFrame:
-        """Every compared measurement as plain columns with its speedup over the same machine's CPU (NaN if
-        none) and that speedup's interval."""
-        rows = aggregate.with_peak_share(aggregate.plain(self.frame))
+    def _plain_rows(self, part: pd.DataFrame, speedups: pd.DataFrame) -> pd.DataFrame:
+        """Rows of the frame as plain columns with their speedup over the same machine's CPU (NaN if none) and that
+        speedup's interval, keeping the frame's index; `speedups` holds at least the rows' own."""
+        rows = aggregate.with_peak_share(aggregate.plain(part))
         if self.speedups.empty:
             return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
-        speed = self.speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
-        return rows.merge(speed, on=aggregate.KEY, how="left")
+        speed = speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
+        merged = rows.merge(speed, on=aggregate.KEY, how="left")  # one speedup per measurement: no row added
+        merged.index = part.index
+        return merged
+
+    def rows_where(self, mask: pd.Series | np.ndarray) -> pd.DataFrame:
+        """The compared measurements where `mask` holds, as plain columns with their speedups (see _plain_rows), in
+        frame order. Made for the page that asks: a plain copy of the whole frame held through the build cost as
+        much memory again as the frame."""
+        return self._plain_rows(self.frame[np.asarray(mask, dtype=bool)], self.speedups)
 
     @functools.cached_property
     def standing_rows(self) -> list[standing.Row]:
@@ -167,11 +199,16 @@ class Site:
 
     @functools.cached_property
     def _by_machine(self) -> dict[str, np.ndarray]:
-        return _positions(self.rows)
+        return _positions(self.frame)
+
+    @functools.cached_property
+    def _speedups_by_machine(self) -> dict[str, np.ndarray]:
+        return _positions(self.speedups)
 
     def machine_rows(self, machine_id: str) -> pd.DataFrame:
-        """One machine's measurements with their speedups, in the order of `rows`."""
-        return _take(self.rows, self._by_machine.get(machine_id))
+        """One machine's measurements with their speedups, in frame order."""
+        part = _take(self.frame, self._by_machine.get(machine_id))
+        return self._plain_rows(part, _take(self.speedups, self._speedups_by_machine.get(machine_id)))
 
     @functools.cached_property
     def _plain_apart(self) -> pd.DataFrame:

@@ -318,11 +318,12 @@ def test_each_measurement_shows_its_share_of_the_devices_peak():
     peak = DevicePeak(
         framework="torch", device="cpu", device_name="cpu", dtype="fp32", n=1024, median_s=1.0, tflops=0.5
     )
-    measured = site_of(make_result([row]).model_copy(update={"device_peaks": [peak]})).rows.iloc[0]
+    result = make_result([row]).model_copy(update={"device_peaks": [peak]})
+    measured = site_of(result).machine_rows(result.machine.id).iloc[0]
     assert measured["peak_source"] == "measured"
     assert measured["peak_share"] == pytest.approx(row.achieved_tflops / 0.5)
     assert measured["peak_share_lo"] < measured["peak_share"] < measured["peak_share_hi"]
-    spec = site_of(make_result([row])).rows.iloc[0]
+    spec = site_of(make_result([row])).machine_rows(result.machine.id).iloc[0]
     assert spec["peak_source"] == "spec sheet" and 0 < spec["peak_share"] < 1
 
 
