@@ -249,8 +249,8 @@ class Machines(MutableMapping[str, MachineSummary]):
     """Every machine's summary, by machine id, each kept packed (pack_summary) and unpacked when asked for.
 
     A summary holds a fingerprint's validated models and a run's top operators, seed-script twins and equivalence
-    checks: 27 KiB of Python values per generated file, 4 KiB a machine of two files packed
-    (docs/methodology.md, "Machine summaries packed"). Every machine's is held from the first file read to the last
+    checks: 27 KiB of Python values per generated file, 3.8 KiB a machine of two files packed
+    (docs/methodology.md, "Less memory while reading"). Every machine's is held from the first file read to the last
     page, and a page wants one machine's at a time. A summary asked for is a fresh copy: a change to it is kept only
     once it is stored again (`machines[id] = summary`). `started_at` gives a machine's newest run without unpacking
     it (the machines index sorts by it)."""

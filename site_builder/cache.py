@@ -8,8 +8,8 @@ What a file contributes is what site_builder.load collects from it alone (`Loade
 problems, the measurement rows, the machine summary of that run and the sample digests of the replay check. The
 rows are kept columnar (Apache Arrow, one Parquet table for every file, a column naming each row's file), the
 machine summary as the build holds it (packed: aggregate.Machines) and the rest as one JSON document per file beside
-them. Files are then merged in file order exactly as a cold build merges
-them, so a build from the cache writes the same pages byte for byte (tests/test_build_cache.py).
+them. Files are then merged in file order exactly as a cold build merges them, so a build from the cache writes the
+same pages byte for byte (tests/test_build_cache.py).
 
 Never served stale or corrupt:
 - the cache lives under a key of the code that decides what a file contributes (the result format, the gate, the
