@@ -255,11 +255,9 @@ class Machines(MutableMapping[str, MachineSummary]):
     once it is stored again (`machines[id] = summary`). `started_at` gives a machine's newest run without unpacking
     it (the machines index sorts by it)."""
 
-    def __init__(self, summaries: Iterable[tuple[str, MachineSummary]] = ()) -> None:
+    def __init__(self) -> None:
         self._packed: dict[str, bytes] = {}
         self._started: dict[str, datetime] = {}
-        for machine_id, summary in summaries:
-            self[machine_id] = summary
 
     def __getitem__(self, machine_id: str) -> MachineSummary:
         return unpack_summary(self._packed[machine_id])
