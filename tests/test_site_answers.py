@@ -377,3 +377,36 @@ def test_each_machine_page_says_where_the_machine_stands():
     assert place.versus[0].machine_id == quick.machine.id and 2.7 < place.versus[0].ratio < 3.3
     (first,) = site.standing(quick.machine.id)
     assert first.rank == 1 and first.fastest is None
+
+
+def test_a_machines_rows_are_the_same_whichever_window_they_are_made_in(monkeypatch):
+    """Machine pages' rows are made for a window of machines at a time (Site.machine_rows): each machine's rows,
+    asked in page order or against it, in windows of one, two or all machines, are the same frame (values, types,
+    index), a machine without a GPU or without any compared row included."""
+    from site_builder import site as site_module
+
+    rng = np.random.default_rng(5)
+    written = {"variant": "as-written"}
+    results = []
+    for i in range(5):
+        rows = [measurement("cpu", lognormal(rng, 0.5 + i, 5), **written)]
+        if i != 3:  # machine 3 has no GPU: no speedup to merge
+            rows.append(measurement("cuda", lognormal(rng, 0.1, 5), **written))
+        results.append(make_result(rows, label=str(i)))
+    results.append(make_result([measurement("cpu", lognormal(rng, 1.0, 5), **written)], label="old", suite=2))
+    ids = sorted({r.machine.id for r in results})
+
+    def rows_by_machine(window: int, order: list[str]) -> dict[str, pd.DataFrame]:
+        monkeypatch.setattr(site_module, "ROWS_WINDOW", window)
+        site = site_of(*results)
+        return {m: site.machine_rows(m) for m in order}
+
+    alone = rows_by_machine(1, ids)
+    assert sum(len(rows) for rows in alone.values()) == len(site_of(*results).frame) == 9
+    assert alone[results[-1].machine.id].empty  # only an older suite's file: nothing compared
+    assert alone[results[3].machine.id]["speedup"].isna().all()
+    assert alone[results[0].machine.id]["speedup"].notna().sum() == 1
+    for window, order in ((2, ids), (2, ids[::-1]), (64, ids), (64, ids[::-1])):
+        together = rows_by_machine(window, order)
+        for m in ids:
+            pd.testing.assert_frame_equal(together[m], alone[m])
