@@ -624,7 +624,7 @@ def registry(site: Site) -> list[Page]:
         pages.append(Page("frameworks.md", "Frameworks", frameworks_page))
     pages += [Page(f"leaderboards/{w}.md", w, leaderboard(w), section="Leaderboards") for w in site.workloads]
     pages += machines_index_pages(site)
-    pages += [Page(f"machines/{m}.md", f"Machine {m}", machine_page(m), in_nav=False) for m in sorted(site.machines)]
+    pages += [Page(f"machines/{m}.md", f"Machine {m}", machine_page(m), in_nav=False) for m in site.machine_order]
     pages.append(Page("other-runs.md", "Other profiles and suites", other_runs))
     pages.append(Page("data.md", "Open data", data_page))
     pages += [

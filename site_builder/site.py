@@ -213,13 +213,14 @@ class Site:
         return _positions(self.speedups)
 
     @functools.cached_property
-    def _page_order(self) -> list[str]:
-        """The machines in the order their pages are made (site_builder.pages.registry)."""
+    def machine_order(self) -> list[str]:
+        """The machines in the order their pages are made (site_builder.pages.registry), which machine_rows'
+        windows follow."""
         return sorted(self.machines)
 
     @functools.cached_property
     def _page_position(self) -> dict[str, int]:
-        return {machine_id: i for i, machine_id in enumerate(self._page_order)}
+        return {machine_id: i for i, machine_id in enumerate(self.machine_order)}
 
     def machine_rows(self, machine_id: str) -> pd.DataFrame:
         """One machine's measurements with their speedups, in frame order.
@@ -232,7 +233,7 @@ class Site:
         window = self._rows_window
         if machine_id not in window:
             start = self._page_position.get(machine_id)
-            ids = [machine_id] if start is None else self._page_order[start : start + ROWS_WINDOW]
+            ids = [machine_id] if start is None else self.machine_order[start : start + ROWS_WINDOW]
             window = self._rows_window = self._rows_of(ids)
         return window[machine_id]
 
