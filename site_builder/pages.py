@@ -410,19 +410,20 @@ def _summary_state(s: MachineSummary) -> list[Any]:
 
 def _machine_local(site: Site, machine_id: str) -> str:
     s = site.machines[machine_id]
-    rows = site.machine_rows(machine_id)
-    apart = site.machine_apart(machine_id)
-    crossings = site.machine_crossings(machine_id).drop(columns="replicates")
     key = b""
-    if site.memo is not None:
-        inputs = [frame.reset_index(drop=True) if frame is not None else None for frame in (rows, apart, crossings)]
-        key = memo.inputs_key(memo.MACHINE_PAGE, machine_id, _summary_state(s), *inputs, site.view())
+    if site.memo is not None:  # the key is written from the frames' columns, without making the frames
+        key = memo.inputs_key(
+            memo.MACHINE_PAGE, machine_id, _summary_state(s), *site.machine_inputs(machine_id), site.view()
+        )
         found = site.memo.blob(memo.MACHINE_PAGE, key)
         if found is not None:
             MACHINE_PAGES["kept"] += 1
             kept = json.loads(found)
             return RAW.attach(kept["markdown"], kept["blocks"])
     MACHINE_PAGES["rendered"] += 1
+    rows = site.machine_rows(machine_id)
+    apart = site.machine_apart(machine_id)
+    crossings = site.machine_crossings(machine_id).drop(columns="replicates")
     first = RAW.next
     m, sw = s.machine, s.software
     by_framework: dict[str, list[str]] = {}

@@ -19,7 +19,7 @@ import pandas as pd
 
 from runner.contribute import standing
 from runner.contribute.standing import Published, Row
-from site_builder import aggregate, uncertainty
+from site_builder import aggregate, memo, uncertainty
 from site_builder.aggregate import Machines
 
 
@@ -60,6 +60,38 @@ def _positions(frame: pd.DataFrame) -> dict[str, np.ndarray]:
 # Machines whose page rows are made together (Site.machine_rows): a few thousand rows at a time.
 ROWS_WINDOW = 64
 _NONE = np.zeros(0, dtype=np.intp)
+
+
+def _spans(positions: list[np.ndarray]) -> list[slice]:
+    """Where each part lies in the parts put end to end."""
+    ends = np.cumsum([len(p) for p in positions], dtype=np.int64)
+    return [slice(int(end) - len(p), int(end)) for p, end in zip(positions, ends, strict=True)]
+
+
+@dataclass
+class _Window:
+    """Site.machine_rows and Site.machine_inputs of a window of machines: the window's rows, apart rows (None: the
+    site has none) and break-evens, and where each machine's lie in them. The inputs' columns are taken out when
+    first asked for (a build without the memo never asks)."""
+
+    spans: dict[str, tuple[slice, slice, slice]]
+    frames: tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]
+    _columns: tuple[memo.Columns, memo.Columns | None, memo.Columns] | None = None
+
+    def rows(self, machine_id: str) -> pd.DataFrame:
+        return self.frames[0].iloc[self.spans[machine_id][0]]
+
+    def inputs(self, machine_id: str) -> tuple[memo.Rows, memo.Rows | None, memo.Rows]:
+        if self._columns is None:
+            rows, apart, crossings = self.frames
+            apart_of = None if apart is None else memo.Columns(apart)
+            self._columns = (memo.Columns(rows), apart_of, memo.Columns(crossings))
+        (rows_at, apart_at, crossings_at), (rows_of, apart_of, crossings_of) = self.spans[machine_id], self._columns
+        return (
+            memo.Rows(rows_of, rows_at),
+            None if apart_of is None else memo.Rows(apart_of, apart_at),
+            memo.Rows(crossings_of, crossings_at),
+        )
 
 
 def _take(frame: pd.DataFrame, positions: np.ndarray | None) -> pd.DataFrame:
@@ -107,7 +139,7 @@ class Site:
     memo: Any = None  # what earlier builds rendered and computed (site_builder.memo.Memo), set by the build
     seed_views: dict[str, dict[str, Any]] = field(default_factory=dict)  # seeds.seed_view by seed: page and CSV
     # the machine pages' rows made last, by machine (see machine_rows): one window of machines at a time
-    _rows_window: dict[str, pd.DataFrame] = field(default_factory=dict, repr=False, compare=False)
+    _rows_window: _Window | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
@@ -230,22 +262,39 @@ class Site:
         page at 1,000 files on the 2-core VM). So the rows are made for a window of ROWS_WINDOW machines at once,
         from this one on in page order, and split by machine; only the latest window is held. A machine's rows are
         the same either way: the merge matches on the machine id among its keys and keeps the left side's order."""
+        return self._window(machine_id).rows(machine_id)
+
+    def machine_inputs(self, machine_id: str) -> tuple[memo.Rows, memo.Rows | None, memo.Rows]:
+        """What decides a machine page's own part, as site_builder.memo.inputs_key writes it: the machine's rows
+        (machine_rows), its rows of other profiles and suites (machine_apart; None when the site has none at all)
+        and its break-evens without their replicates (machine_crossings), each written as that frame would be.
+        Made with the window of machine_rows: each frame's columns taken out once for the window's machines."""
+        return self._window(machine_id).inputs(machine_id)
+
+    def _window(self, machine_id: str) -> _Window:
         window = self._rows_window
-        if machine_id not in window:
+        if window is None or machine_id not in window.spans:
             start = self._page_position.get(machine_id)
             ids = [machine_id] if start is None else self.machine_order[start : start + ROWS_WINDOW]
-            window = self._rows_window = self._rows_of(ids)
-        return window[machine_id]
+            window = self._rows_window = self._window_of(ids)
+        return window
 
-    def _rows_of(self, machine_ids: list[str]) -> dict[str, pd.DataFrame]:
-        """`machine_rows` of each machine in `machine_ids`, made in one pass."""
+    def _window_of(self, machine_ids: list[str]) -> _Window:
+        """`machine_rows` and `machine_inputs` of each machine in `machine_ids`, made in one pass over each frame."""
         positions = [self._by_machine.get(m, _NONE) for m in machine_ids]
         speedup_positions = [self._speedups_by_machine.get(m, _NONE) for m in machine_ids]
         rows = self._plain_rows(
             self.frame.iloc[np.concatenate(positions)], self.speedups.iloc[np.concatenate(speedup_positions)]
         )
-        ends = np.cumsum([len(p) for p in positions])
-        return {m: rows.iloc[end - len(p) : end] for m, p, end in zip(machine_ids, positions, ends, strict=True)}
+        crossings = [self._crossings_by_machine.get(m, _NONE) for m in machine_ids]
+        apart: list[np.ndarray] = [_NONE] * len(machine_ids)
+        apart_rows = None
+        if not self.apart.empty:
+            apart = [self._apart_by_machine.get(m, _NONE) for m in machine_ids]
+            apart_rows = self._plain_apart.iloc[np.concatenate(apart)]
+        crossing_rows = self.crossings.iloc[np.concatenate(crossings)].drop(columns="replicates")
+        spans = zip(_spans(positions), _spans(apart), _spans(crossings), strict=True)
+        return _Window(dict(zip(machine_ids, spans, strict=True)), (rows, apart_rows, crossing_rows))
 
     @functools.cached_property
     def _plain_apart(self) -> pd.DataFrame:

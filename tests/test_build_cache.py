@@ -372,3 +372,89 @@ def test_a_kept_page_gets_its_raw_blocks_back_under_this_builds_numbers():
         later.stash("<p>x</p>")
     again = later.attach(detached, blocks)
     assert later.restore(again) == raw.restore(page) == "# A\n\n<table>1</table>\ntext\n\n<div>2</div>\n"
+
+
+def _key_frame(samples: list[np.ndarray] | None = None) -> pd.DataFrame:
+    """Four rows with a column of each kind a machine page's inputs hold."""
+    return pd.DataFrame(
+        {
+            "machine_id": pd.Series(["m1", "m1", "m2", "m3"], dtype="str"),
+            "workload": pd.Categorical(["a", "b", "a", "c"]),
+            "median_s": [1.5, float("nan"), 2.0, 0.25],
+            "runs": [1, 2, 1, 3],
+            "ok": [True, False, True, True],
+            "verdict": pd.Series(["faster", None, float("nan"), "slower"], dtype=object),
+            "started_at": pd.to_datetime(["2026-11-01", "2026-11-02", "2026-11-03", "2026-11-04"], utc=True),
+            "samples": pd.Series(
+                samples
+                or [
+                    np.array([1.0, 2.0]),
+                    uncertainty.RunSamples([[1.0], [2.0, 3.0]]),
+                    np.array([3.0]),
+                    np.array([], dtype=float),
+                ],
+                dtype=object,
+            ),
+        }
+    )
+
+
+def test_a_frames_key_is_its_names_types_and_values_however_the_frame_was_made():
+    """memo.inputs_key writes a frame, or Rows of one, column by column (memo.Columns): the same rows give the same key
+    however the frame was put together (its blocks, read-only sample arrays, categories, the larger frame a machine's
+    rows were cut from, by a slice or by positions), and any one difference in a name, a type, a value, a run's size,
+    the rows' order or how the inputs split them gives another."""
+    frame = _key_frame()
+    key = memo_module.inputs_key("k", frame)
+    read_only = [np.array(s) if type(s) is np.ndarray else s for s in frame["samples"]]
+    for array in read_only:
+        array.flags.writeable = False
+    alike = {
+        "a copy": frame.copy(),
+        "another block layout": pd.concat([frame[[c]] for c in frame.columns], axis=1),
+        "read-only samples": frame.assign(samples=pd.Series(read_only, dtype=object)),
+        "other categories": frame.assign(workload=pd.Categorical(frame["workload"], categories=["c", "b", "a", "z"])),
+    }
+    for name, other in alike.items():
+        assert memo_module.inputs_key("k", other) == key, name
+    larger = pd.concat([_key_frame().iloc[[3, 0]], frame, _key_frame().iloc[[1]]], ignore_index=True)
+    columns = memo_module.Columns(larger)
+    assert memo_module.inputs_key("k", memo_module.Rows(columns, slice(2, 6))) == key
+    assert memo_module.inputs_key("k", memo_module.Rows(columns, np.array([2, 3, 4, 5]))) == key
+    assert memo_module.inputs_key("k", memo_module.Rows(columns, np.array([3, 2, 4, 5]))) != key
+    assert memo_module.inputs_key("k", memo_module.Rows(columns, slice(2, 5))) != key
+
+    def changed(column: str, row: int, value: object) -> pd.DataFrame:
+        values = frame[column].to_numpy(copy=True).astype(object)
+        values[row] = value
+        return frame.assign(**{column: pd.Series(values, dtype=frame[column].dtype)})
+
+    runs = list(frame["samples"])
+    runs[1] = uncertainty.RunSamples([[1.0, 2.0], [3.0]])  # the same samples, the runs split elsewhere
+    plain = list(frame["samples"])
+    plain[1] = np.asarray(plain[1]).copy()  # the same samples as one run
+    different = {
+        "a time a bit further": changed("median_s", 0, 1.5000000001),
+        "a text": changed("machine_id", 2, "m4"),
+        "None for NaN": changed("verdict", 2, None),
+        "a sample": _key_frame([np.array([1.0, 2.5]), *runs[1:]]),
+        "runs split elsewhere": frame.assign(samples=pd.Series(runs, dtype=object)),
+        "runs forgotten": frame.assign(samples=pd.Series(plain, dtype=object)),
+        "an empty samples list for a gap": changed("samples", 3, None),
+        "a start a microsecond later": frame.assign(started_at=frame["started_at"] + pd.Timedelta(microseconds=1)),
+        "a whole number as a float": frame.assign(runs=frame["runs"].astype(float)),
+        "the same texts, not a categorical": frame.assign(workload=frame["workload"].astype(object)),
+        "a flag": changed("ok", 1, True),
+        "a column renamed": frame.rename(columns={"runs": "run"}),
+        "two rows swapped": frame.iloc[[1, 0, 2, 3]],
+        "a row fewer": frame.iloc[:3],
+        "a category's value": frame.assign(workload=pd.Categorical(["a", "b", "b", "c"])),
+    }
+    for name, other in different.items():
+        assert memo_module.inputs_key("k", other) != key, name
+    # where the inputs split the rows, and what else they are, counts too
+    assert memo_module.inputs_key("k", frame.iloc[:1], frame.iloc[1:]) != memo_module.inputs_key(
+        "k", frame.iloc[:2], frame.iloc[2:]
+    )
+    assert memo_module.inputs_key("k", frame, None) != memo_module.inputs_key("k", None, frame)
+    assert memo_module.inputs_key("k", frame) != memo_module.inputs_key("other kind", frame)
