@@ -291,6 +291,11 @@ def main() -> None:
         "machine); cold / parse is then not printed",
     )
     parser.add_argument(
+        "--generate-only",
+        action="store_true",
+        help="with --work: generate the files there and stop (100,000 files take about an hour on a 2-core machine)",
+    )
+    parser.add_argument(
         "--no-incremental", action="store_true", help="stop after the cold build (the cache it filled is kept)"
     )
     parser.add_argument(
@@ -302,10 +307,14 @@ def main() -> None:
     args = parser.parse_args()
     if args.incremental_only and not args.work:
         parser.error("--incremental-only needs --work (the folder whose cache an earlier run filled)")
+    if args.generate_only and not args.work:
+        parser.error("--generate-only needs --work (the folder to keep the files in)")
 
     rows = []
     for size in args.sizes:
         rows.append(measure(size, args))
+    if args.generate_only:
+        return
     print()
     print(
         "| files | MB | pages | largest page MB | YAML load s | parse s | cold build s | cold/parse | cold, filling "
@@ -385,6 +394,8 @@ def measure(size: int, args: argparse.Namespace) -> dict[str, Any]:
         shutil.move(extra, held)
         row["mb"] = sum(p.stat().st_size for p in results.rglob("*.yaml")) / 1e6
         print(f"{size} files ({row['mb']:,.0f} MB) generated or found in {gen_s:.0f} s, in {work}", flush=True)
+        if args.generate_only:
+            return row
         # the gate itself over every generated file (`benchsite validate`: each file's rules and the folder's
         # history); a file it refuses would be left out of the build, or fail it under --strict
         if not args.no_gate:
