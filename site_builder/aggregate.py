@@ -591,11 +591,21 @@ class Collector:
     def frame(self) -> pd.DataFrame:
         """One row per measurement and profile; where a machine ran the same measurement more than once with
         one profile, every run combined (combine_runs). Every suite version and profile: split() picks what is
-        compared."""
-        frame = self._raw(None, categories=True)
-        if frame.empty:
-            return frame
-        frame = combine_runs(frame)
+        compared.
+
+        Which rows are kept and how they combine is found from the few columns that decide it (`_combine_plan`);
+        only the rows kept are then converted whole, taken in Arrow. Converting every run's row whole first, then
+        taking the kept ones in pandas, held both frames at once: at 10,000 files most of the build's peak."""
+        table = self._table(None)
+        if table is None:
+            return pd.DataFrame(columns=COLUMNS)
+        plan = _combine_plan(self._convert(table, CATEGORIES, PLAN_COLUMNS))
+        if plan is not None:
+            table = table.take(pa.array(plan.positions))
+        frame = self._convert(table, CATEGORIES)
+        frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
+        if plan is not None:
+            frame = _combine_apply(frame, plan)
         for name in CATEGORIES:  # a value only an older run of a combined measurement had is not a category
             frame[name] = frame[name].cat.remove_unused_categories()
         return frame.reset_index(drop=True)
@@ -605,18 +615,39 @@ class Collector:
         return self._raw(workload).reset_index(drop=True)
 
     def _raw(self, workload: str | None, categories: bool = False) -> pd.DataFrame:
-        """The rows as a frame, sorted by start time; `categories`: the CATEGORIES columns as categoricals from the
-        start (a column of the frame's repeated text costs a byte or two a row, not a string each)."""
-        everything = table = self.table()
+        """The rows (of one workload, or all) as a frame, one per run, sorted by start time (`_table`);
+        `categories`: the CATEGORIES columns as categoricals from the start (a column of the frame's repeated text
+        costs a byte or two a row, not a string each)."""
+        table = self._table(workload)
+        if table is None:
+            return pd.DataFrame(columns=COLUMNS)
+        return self._convert(table, CATEGORIES if categories else [])
+
+    def _table(self, workload: str | None) -> pa.Table | None:
+        """The rows (of one workload, or all) in Arrow, sorted by start time, stably (rows that started together
+        keep the order they were added in), as sort_values sorts a frame; None where there are none. Put in order
+        before the conversion: sorted after it, the frame was copied whole with the unsorted one still held."""
+        table = self.table()
         if workload is not None:
             workload_column = table.column("workload")
             if pa.types.is_null(workload_column.type):
-                return pd.DataFrame(columns=COLUMNS)
+                return None
             table = table.filter(pc.equal(_plain_text(workload_column), workload))
         if not len(table):
-            return pd.DataFrame(columns=COLUMNS)
-        frame = _pandas(table, CATEGORIES if categories else [])
-        for name in COLUMNS:  # a column with gaps elsewhere keeps the type it has in the whole frame
+            return None
+        started = pd.to_datetime(_plain_text(table.column("started_at")).to_pandas(), utc=True)
+        order = np.argsort(started.to_numpy(), kind="stable")  # as a stable sort_values: a missing time last
+        if np.any(order[1:] < order[:-1]):
+            table = table.take(pa.array(order))
+        return table
+
+    def _convert(self, table: pa.Table, categories: list[str], columns: list[str] = COLUMNS) -> pd.DataFrame:
+        """`columns` of `table` (some of this collector's rows) as the frame holds them: each of the types the whole
+        of the rows give it (a column with gaps elsewhere stays float64 or object where these rows have none), the
+        numbers numeric, the start a time in UTC."""
+        everything = self.table()
+        frame = _pandas(table, [c for c in categories if c in columns], columns)
+        for name in columns:
             whole, part = everything.column(name), table.column(name)
             if whole.null_count and not part.null_count:
                 if pa.types.is_integer(whole.type):
@@ -624,9 +655,11 @@ class Collector:
                 elif pa.types.is_boolean(whole.type):
                     frame[name] = frame[name].astype(object)
         for name in NUMERIC:
-            frame[name] = pd.to_numeric(frame[name], errors="coerce")
-        frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
-        return frame.sort_values("started_at", kind="stable")
+            if name in columns:
+                frame[name] = pd.to_numeric(frame[name], errors="coerce")
+        if "started_at" in columns:
+            frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
+        return frame
 
 
 def _plain_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
@@ -634,13 +667,13 @@ def _plain_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
 
 
-def _pandas(table: pa.Table, categories: list[str]) -> pd.DataFrame:
+def _pandas(table: pa.Table, categories: list[str], columns: list[str] = COLUMNS) -> pd.DataFrame:
     """The rows as pandas holds a frame built from the collected Python values (text as `str`, whole numbers as int64
     or, with a gap, float64, flags with a gap as objects: Arrow's conversion gives the same types), converted column
     by column; the raw sample lists become one read-only float64 array per row, each a view of Arrow's buffer; the
     `categories` columns become categoricals (their categories sorted, as `astype("category")` sorts them)."""
     data: dict[str, Any] = {}
-    for name in COLUMNS:
+    for name in columns:
         column = _plain_text(table.column(name))
         if name == "samples":
             values = column.cast(pa.list_(pa.float64())).to_pandas()
@@ -651,7 +684,7 @@ def _pandas(table: pa.Table, categories: list[str]) -> pd.DataFrame:
             data[name] = column.to_pandas().astype("category")
         else:
             data[name] = column.to_pandas()
-    return pd.DataFrame(data, columns=COLUMNS)
+    return pd.DataFrame(data, columns=columns, copy=False)  # the columns as converted, not copied once more
 
 
 def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
@@ -665,16 +698,45 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     the other columns are the newest run's (the newest with a time, where there is one). `frame` must be
     sorted by start time. Vectorised: grouped aggregates over the repeated rows' positions and four columns, one pass
     over the repeated groups' samples, and one copy of the rows kept (at 10,000 files, copies of the repeated rows
-    took it 0.60 GiB above the frame; 0.22 to 0.27 GiB now, the same frame out)."""
+    took it 0.60 GiB above the frame; 0.22 to 0.27 GiB then). Collector.frame does the same in two steps, so that
+    only the rows kept are converted whole: `_combine_plan` from the columns that decide (PLAN_COLUMNS), then
+    `_combine_apply` to the rows kept."""
     frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
+    plan = _combine_plan(frame)
+    if plan is None:
+        return frame
+    return _combine_apply(frame.take(plan.positions).reset_index(drop=True), plan)
+
+
+# What decides which runs' rows are combined, and how (combine_runs)
+PLAN_COLUMNS = [*KEY, "profile", "status", "median_s", "ci_lo_s", "ci_hi_s", "samples", "started_at"]
+
+
+@dataclass
+class _Plan:
+    """combine_runs' rows kept and what changes in them: `positions`, the rows kept, in the order they come out;
+    `rows`, which of those are combined; `stats`, their runs' median, interval span, count, fastest and slowest;
+    `samples`, their runs' samples pooled (uncertainty.RunSamples)."""
+
+    positions: np.ndarray
+    rows: np.ndarray
+    stats: pd.DataFrame
+    samples: list[uncertainty.RunSamples]
+
+
+def _combine_plan(frame: pd.DataFrame) -> _Plan | None:
+    """combine_runs' plan, from PLAN_COLUMNS of the rows (sorted by start time); None where no row repeats."""
     group_key = [*KEY, "profile"]
     repeated = frame.duplicated(group_key, keep=False).to_numpy()
     if not repeated.any():
-        return frame
+        return None
     # Positions and a few columns, never a copy of the repeated rows (at 10,000 files nearly every row repeats, and
     # three copies of the frame set the build's peak): which rows are combined, and into which one.
     where = np.flatnonzero(repeated)
-    group = frame.iloc[where].groupby(group_key, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    # the key columns alone are cut to the repeated rows: the whole frame's rows cut cost a copy of nearly all of it
+    keys = frame[group_key].iloc[where]
+    group = keys.groupby(group_key, sort=False, observed=True, dropna=False).ngroup().to_numpy()
+    del keys
     median = frame["median_s"].to_numpy(dtype=float)[where]
     ok = (frame["status"].to_numpy()[where] == "ok") & ~np.isnan(median)
     groups = int(group.max()) + 1
@@ -711,10 +773,15 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     at_group = np.concatenate([np.full(len(alone), -1), np.arange(groups)])
     order = np.lexsort((positions, tiers, frame["started_at"].to_numpy()[positions]))
     positions, at_group = positions[order], at_group[order]
-    out = frame.take(positions).reset_index(drop=True)
     rows = np.flatnonzero((at_group >= 0) & combine[np.maximum(at_group, 0)])
     g = at_group[rows]
-    s = stats.loc[g]
+    return _Plan(positions, rows, stats.loc[g], [uncertainty.RunSamples(pooled[int(i)]) for i in g])
+
+
+def _combine_apply(out: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+    """The rows kept (`plan.positions` of the rows, with runs, runs_lo_s and runs_hi_s), their combined ones
+    changed as combine_runs says."""
+    rows, s = plan.rows, plan.stats
     scale = out["median_s"].to_numpy(dtype=float)[rows] / s["median"].to_numpy()
     for name, values in (
         ("median_s", s["median"]),
@@ -730,8 +797,8 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
         column[rows] = np.asarray(values)
         out[name] = column
     merged = out["samples"].to_numpy(copy=True)
-    for row, group_id in zip(rows, g, strict=True):
-        merged[row] = uncertainty.RunSamples(pooled[int(group_id)])
+    for row, pooled in zip(rows, plan.samples, strict=True):
+        merged[row] = pooled
     out["samples"] = merged
     out["runs"] = out["runs"].astype(int)
     return out

@@ -146,6 +146,7 @@ class Site:
         everything = collector.frame()
         suite, profile = aggregate.primary_slice(everything)
         frame, apart = aggregate.split(everything)
+        del everything  # split copied it into the two
         table = aggregate.speedups(frame) if not frame.empty else pd.DataFrame()
         scale_runs = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
         return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)

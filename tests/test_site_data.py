@@ -6,6 +6,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from runner.results import storage
@@ -428,3 +429,33 @@ def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cac
     assert isinstance(text, str) and all(part is sys.intern(part) for part in key)
     back = aggregate.unpack_summary(aggregate.pack_summary(summary))
     assert back == summary and aggregate.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
+
+
+def test_the_frame_is_every_runs_rows_combined_whichever_way_they_are_converted():
+    """Collector.frame finds which rows combine from a few columns (aggregate.PLAN_COLUMNS) and converts only the
+    rows kept, taken in Arrow; that is what combine_runs gives from every run's rows converted whole: the same values,
+    types, categories, index and samples (each run's sizes too). Over the committed results, and over one machine's
+    runs whose only gaps (a missing `stable` flag and parameter count) lie in the older run, combined away: the rows
+    kept have none, and the columns keep the types the gaps give them."""
+    older, newer = make_measurement(stable=None, params=None), make_measurement(stable=True, params=1234)
+    gaps = Collector()
+    committed = load_results(REPO_RESULTS).collector
+    for day, m in enumerate((older, newer, retime(newer, 0.02))):
+        result = make_result([m], label="gaps")
+        run = result.run.model_copy(update={"id": f"{day + 7:032x}", "started_at": result.run.started_at})
+        for collector in (gaps, committed):  # one start time: they stay in the order added
+            collector.add(Path(f"gaps-{day}"), result.model_copy(update={"run": run}))
+    for collector in (gaps, committed):
+        made = collector.frame()
+        whole = aggregate.combine_runs(collector._raw(None, categories=True))
+        for name in aggregate.CATEGORIES:
+            whole[name] = whole[name].cat.remove_unused_categories()
+        whole = whole.reset_index(drop=True)
+        assert len(made) < len(collector._raw(None))  # runs were combined
+        pd.testing.assert_frame_equal(made.drop(columns="samples"), whole.drop(columns="samples"), check_exact=True)
+        for a, b in zip(made["samples"], whole["samples"], strict=True):
+            assert type(a) is type(b) and np.array_equal(a, b) and getattr(a, "sizes", ()) == getattr(b, "sizes", ())
+    assert made["stable"].dtype == object and made["params"].dtype == "float64"
+    kept = gaps.frame()
+    assert len(kept) == 1 and kept["stable"].tolist() == [True] and kept["params"].tolist() == [1234.0]
+    assert (kept["stable"].dtype, kept["params"].dtype) == (object, "float64")  # as the gap in the older run makes
