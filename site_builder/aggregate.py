@@ -596,13 +596,16 @@ class Collector:
         Which rows are kept and how they combine is found from the few columns that decide it (`_combine_plan`);
         only the rows kept are then converted whole, taken in Arrow. Converting every run's row whole first, then
         taking the kept ones in pandas, held both frames at once: at 10,000 files most of the build's peak."""
-        table = self._table(None)
-        if table is None:
+        table = self.table()
+        if not len(table):
             return pd.DataFrame(columns=COLUMNS)
-        plan = _combine_plan(self._convert(table, CATEGORIES, PLAN_COLUMNS))
-        if plan is not None:
-            table = table.take(pa.array(plan.positions))
-        frame = self._convert(table, CATEGORIES)
+        order = _start_order(table)  # the rows are taken once, in start order and kept, never sorted whole first
+        deciding = table.select(PLAN_COLUMNS)
+        plan = _combine_plan(
+            self._convert(deciding if order is None else deciding.take(order), CATEGORIES, PLAN_COLUMNS)
+        )
+        rows = order if plan is None else plan.positions if order is None else order[plan.positions]
+        frame = self._convert(table if rows is None else table.take(pa.array(rows)), CATEGORIES)
         frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
         if plan is not None:
             frame = _combine_apply(frame, plan)
@@ -635,11 +638,8 @@ class Collector:
             table = table.filter(pc.equal(_plain_text(workload_column), workload))
         if not len(table):
             return None
-        started = pd.to_datetime(_plain_text(table.column("started_at")).to_pandas(), utc=True)
-        order = np.argsort(started.to_numpy(), kind="stable")  # as a stable sort_values: a missing time last
-        if np.any(order[1:] < order[:-1]):
-            table = table.take(pa.array(order))
-        return table
+        order = _start_order(table)
+        return table if order is None else table.take(pa.array(order))
 
     def _convert(self, table: pa.Table, categories: list[str], columns: list[str] = COLUMNS) -> pd.DataFrame:
         """`columns` of `table` (some of this collector's rows) as the frame holds them: each of the types the whole
@@ -660,6 +660,14 @@ class Collector:
         if "started_at" in columns:
             frame["started_at"] = pd.to_datetime(frame["started_at"], utc=True)
         return frame
+
+
+def _start_order(table: pa.Table) -> np.ndarray | None:
+    """The rows' positions sorted by start time, stably, as a stable sort_values sorts a frame (a missing time
+    last); None where they are in that order already."""
+    started = pd.to_datetime(_plain_text(table.column("started_at")).to_pandas(), utc=True)
+    order = np.argsort(started.to_numpy(), kind="stable")
+    return order if np.any(order[1:] < order[:-1]) else None
 
 
 def _plain_text(column: pa.ChunkedArray) -> pa.ChunkedArray:
