@@ -435,7 +435,7 @@ def _value_bytes(value: object) -> bytes:
     if isinstance(value, int | np.integer):
         text = str(int(value)).encode()
         return b"i" + _length(len(text)) + text
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray) and value.dtype != object:  # an array of objects' bytes are their addresses
         head = json.dumps(
             [type(value).__name__, list(getattr(value, "sizes", ())), str(value.dtype), list(value.shape)]
         ).encode()

@@ -457,4 +457,7 @@ def test_a_frames_key_is_its_names_types_and_values_however_the_frame_was_made()
         "k", frame.iloc[:2], frame.iloc[2:]
     )
     assert memo_module.inputs_key("k", frame, None) != memo_module.inputs_key("k", None, frame)
+    # an array of objects is written as its values (pickled), never as its bytes, which are the objects' addresses
+    boxed = [np.array(["".join(["a", "b"]), float("1.5")], dtype=object) for _ in range(2)]  # equal, not the same
+    assert len({memo_module._value_bytes(b) for b in boxed}) == 1
     assert memo_module.inputs_key("k", frame) != memo_module.inputs_key("other kind", frame)
