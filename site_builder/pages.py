@@ -421,9 +421,7 @@ def _machine_local(site: Site, machine_id: str) -> str:
             kept = json.loads(found)
             return RAW.attach(kept["markdown"], kept["blocks"])
     MACHINE_PAGES["rendered"] += 1
-    rows = site.machine_rows(machine_id)
-    apart = site.machine_apart(machine_id)
-    crossings = site.machine_crossings(machine_id).drop(columns="replicates")
+    rows, apart, crossings = site.machine_parts(machine_id)
     first = RAW.next
     m, sw = s.machine, s.software
     by_framework: dict[str, list[str]] = {}

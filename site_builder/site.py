@@ -78,8 +78,10 @@ class _Window:
     frames: tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]
     _columns: tuple[memo.Columns, memo.Columns | None, memo.Columns] | None = None
 
-    def rows(self, machine_id: str) -> pd.DataFrame:
-        return self.frames[0].iloc[self.spans[machine_id][0]]
+    def parts(self, machine_id: str) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]:
+        """The machine's rows, apart rows (None: the site has none) and break-evens."""
+        (rows_at, apart_at, crossings_at), (rows, apart, crossings) = self.spans[machine_id], self.frames
+        return rows.iloc[rows_at], None if apart is None else apart.iloc[apart_at], crossings.iloc[crossings_at]
 
     def inputs(self, machine_id: str) -> tuple[memo.Rows, memo.Rows | None, memo.Rows]:
         if self._columns is None:
@@ -92,11 +94,6 @@ class _Window:
             None if apart_of is None else memo.Rows(apart_of, apart_at),
             memo.Rows(crossings_of, crossings_at),
         )
-
-
-def _take(frame: pd.DataFrame, positions: np.ndarray | None) -> pd.DataFrame:
-    """The rows at `positions` (none where None), with their index, as `groupby` would have given them."""
-    return frame.iloc[positions] if positions is not None else frame.iloc[:0]
 
 
 @dataclass(frozen=True)
@@ -263,12 +260,17 @@ class Site:
         page at 1,000 files on the 2-core VM). So the rows are made for a window of ROWS_WINDOW machines at once,
         from this one on in page order, and split by machine; only the latest window is held. A machine's rows are
         the same either way: the merge matches on the machine id among its keys and keeps the left side's order."""
-        return self._window(machine_id).rows(machine_id)
+        return self._window(machine_id).parts(machine_id)[0]
+
+    def machine_parts(self, machine_id: str) -> tuple[pd.DataFrame, pd.DataFrame | None, pd.DataFrame]:
+        """What a machine page draws: machine_rows; the machine's rows of other profiles and suites, plain (None when
+        the site has none at all); its break-evens without their replicates, in the order of `crossings`. The same
+        rows `machine_inputs` writes the page's memo key from."""
+        return self._window(machine_id).parts(machine_id)
 
     def machine_inputs(self, machine_id: str) -> tuple[memo.Rows, memo.Rows | None, memo.Rows]:
         """What decides a machine page's own part, as site_builder.memo.inputs_key writes it: the machine's rows
-        (machine_rows), its rows of other profiles and suites (machine_apart; None when the site has none at all)
-        and its break-evens without their replicates (machine_crossings), each written as that frame would be.
+        (machine_parts: its rows, apart rows, break-evens), each written as that frame would be.
         Made with the window of machine_rows: each frame's columns taken out once for the window's machines."""
         return self._window(machine_id).inputs(machine_id)
 
@@ -305,19 +307,9 @@ class Site:
     def _apart_by_machine(self) -> dict[str, np.ndarray]:
         return _positions(self._plain_apart)
 
-    def machine_apart(self, machine_id: str) -> pd.DataFrame | None:
-        """One machine's measurements of other profiles and suites (None when the site has none at all)."""
-        if self.apart.empty:
-            return None
-        return _take(self._plain_apart, self._apart_by_machine.get(machine_id))
-
     @functools.cached_property
     def _crossings_by_machine(self) -> dict[str, np.ndarray]:
         return _positions(self.crossings)
-
-    def machine_crossings(self, machine_id: str) -> pd.DataFrame:
-        """One machine's break-evens, in the order of `crossings`."""
-        return _take(self.crossings, self._crossings_by_machine.get(machine_id))
 
     def chart(self, name: str, chart: alt.TopLevelMixin, prefix: str = "") -> ChartView:
         """Record a chart for export (PNG and SVG) and return its placeholder's view."""
