@@ -9,7 +9,7 @@ loop, the same framework. A claim is judged at the resolution it was made (docs/
   differs where it lies wholly outside, undecided where it straddles an edge;
 - a break-even measured on a grid (seed 001 timed whole depths only) is reproduced where the machine crosses at
   the seed's grid point: the first point at which the CPU is no longer clearly faster and from which on it
-  never is again, the accelerator clearly winning by the sweep's end (`first_win`);
+  never is again, the accelerator clearly winning by the sweep's end (`first_wins`);
   the interpolated break-even and its interval stay beside it. A break-even claim without a grid is reproduced
   where the machine's break-even interval contains the published point.
 
@@ -131,22 +131,30 @@ def tie_verdict(lo: Any, hi: Any, margin: float) -> bool | None:
     return None
 
 
-def first_win(site: Site, claim: dict[str, Any], machine_id: str, device: str) -> Any:
-    """The machine's crossing on the claim's grid (e.g. depth): the first measured grid value at which the CPU is no
-    longer clearly faster and from which on it never is again, in a sweep whose last point the accelerator clearly
-    wins. None where the accelerator never clearly wins by the sweep's end. (At the seed's resolution, one run per
-    point, a tie at a grid point followed by wins is where the accelerator "starts to beat" the CPU.)"""
+def first_wins(site: Site, claim: dict[str, Any]) -> dict[tuple[str, str], Any]:
+    """Per (machine, device): its crossing on the claim's grid (e.g. depth): the first measured grid value at which
+    the CPU is no longer clearly faster and from which on it never is again, in a sweep whose last point the
+    accelerator clearly wins. None where the accelerator never clearly wins by the sweep's end; a pair with no row
+    on the grid is absent. (At the seed's resolution, one run per point, a tie at a grid point followed by wins is
+    where the accelerator "starts to beat" the CPU.) The claim's rows are split by machine once: looking each
+    machine up in the whole table made the seeds' pages quadratic in the machines (hours at 100,000 files)."""
     grid = claim["resolution"]["grid"]
     table = site.speedups
     rows = table[
-        (table["machine_id"] == machine_id)
-        & (table["device"] == device)
-        & (table["workload"] == claim["workload"])
+        (table["workload"] == claim["workload"])
         & (table["variant"] == "as-written")
         & (table["framework"] == claim["framework"])
     ]
     if rows.empty or grid not in rows:
-        return None
+        return {}
+    wins: dict[tuple[str, str], Any] = {}
+    for (machine_id, device), group in rows.groupby(["machine_id", "device"], sort=False, observed=True):
+        wins[(str(machine_id), str(device))] = _first_win(group, grid)
+    return wins
+
+
+def _first_win(rows: pd.DataFrame, grid: str) -> Any:
+    """One machine's and device's first win (first_wins) from its rows, in the table's order."""
     ordered = rows.sort_values(grid)
     values, verdicts = ordered[grid].tolist(), ordered["verdict"].tolist()
     if verdicts[-1] != "accelerator faster":
@@ -161,10 +169,11 @@ def first_win(site: Site, claim: dict[str, Any], machine_id: str, device: str) -
 
 def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, Any]]:
     """Per machine: the as-written depth-sweep break-even with its interval and, for a claim made on a grid, the
-    grid point where it crosses (first_win); the verdict at the claim's resolution."""
+    grid point where it crosses (first_wins); the verdict at the claim's resolution."""
     crossings = site.crossings
     rows = crossings[(crossings["variant"] == "as-written") & (crossings["framework"] == claim["framework"])]
     resolution = claim.get("resolution")
+    wins = first_wins(site, claim) if resolution else {}
     out = []
     for r in rows.sort_values("machine_id").itertuples():
         interval = None
@@ -174,7 +183,7 @@ def break_even_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str
                 None if pd.isna(r.break_even_params_lo) else r.break_even_params_lo,
                 None if pd.isna(r.break_even_params_hi) else r.break_even_params_hi,
             )
-        won_at = first_win(site, claim, r.machine_id, r.device) if resolution else None
+        won_at = wins.get((r.machine_id, r.device))
         if resolution:
             verdict = REPRODUCED if won_at == resolution["first_win"] else DIFFERS
         elif interval is not None:
