@@ -150,6 +150,40 @@ def test_a_file_before_schema_7_is_recomputed_by_its_own_bootstrap(tmp_path):
     assert any("fidelity.ci95[0]" in p for p in _problems(tmp_path / "b", edited))
 
 
+def _bootstrap_median_loop(harness_s: list[float], script_s: list[float]) -> tuple[float, tuple[float, float]]:
+    """The bootstrap of the files before schema 7 as it was first written (one `random.Random`, draw by draw): what
+    every committed file's interval was computed with, so what runner.fidelity's NumPy version must give exactly."""
+    ratio = statistics.median(harness_s) / statistics.median(script_s)
+    rng = random.Random(fidelity.BOOTSTRAP_SEED)
+    n_h, n_s = len(harness_s), len(script_s)
+    draws = sorted(
+        statistics.median([harness_s[int(rng.random() * n_h)] for _ in range(n_h)])
+        / statistics.median([script_s[int(rng.random() * n_s)] for _ in range(n_s)])
+        for _ in range(fidelity.BOOTSTRAP)
+    )
+    return ratio, (draws[int(0.025 * fidelity.BOOTSTRAP)], draws[int(0.975 * fidelity.BOOTSTRAP) - 1])
+
+
+def test_the_bootstrap_gives_exactly_the_interval_the_older_files_were_written_with():
+    """Bit for bit, not approximately: the gate compares a file's interval with its recomputation. Random lists of one
+    to twelve rounds a side (odd and even counts, ties included), and every committed file's twin that names none."""
+    rng = random.Random(7)
+    cases = []
+    for _ in range(150):
+        sides = [[rng.lognormvariate(-3, 0.4) for _ in range(rng.randint(1, 12))] for _ in range(2)]
+        cases.append((sides[0], sides[1] + sides[1][:1]))  # the script's first round twice: a tie
+    committed = 0
+    for path in sorted((Path(__file__).resolve().parents[1] / "results").rglob("*.yaml")):
+        for m in yaml.load(path.read_bytes(), Loader=yaml.CSafeLoader).get("measurements", []):
+            twin = m.get("fidelity")
+            if twin and twin.get("interval", "bootstrap-median") == "bootstrap-median":
+                cases.append((twin["harness_s"], twin["script_s"]))
+                committed += 1
+    assert committed >= 7  # the H200's and the VM's files of 2026-11-24/25 at least
+    for harness, script in cases:
+        assert fidelity._bootstrap_median(harness, script) == _bootstrap_median_loop(harness, script)
+
+
 def test_the_site_judges_an_earlier_files_twin_by_welch_and_keeps_its_measurement():
     """A file before schema 7 whose two-round bootstrap called the harness affected: the site, judging by Welch's
     interval, keeps the measurement in its medians and shows what the file said."""
