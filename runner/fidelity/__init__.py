@@ -288,7 +288,8 @@ def _bootstrap_median(harness_s: list[float], script_s: list[float]) -> tuple[fl
     ratio = statistics.median(harness_s) / statistics.median(script_s)
     n_h, n_s = len(harness_s), len(script_s)
     stream = np.random.RandomState()
-    stream.set_state(("MT19937", np.array(_BOOTSTRAP_STATE[:624], dtype=np.uint32), _BOOTSTRAP_STATE[624]))
+    words, position = np.array(_BOOTSTRAP_STATE[:624], dtype=np.uint32), int(_BOOTSTRAP_STATE[624])
+    stream.set_state(("MT19937", words, position, 0, 0.0))  # no Gaussian cached: random_sample draws none
     uniform = stream.random_sample(BOOTSTRAP * (n_h + n_s)).reshape(BOOTSTRAP, n_h + n_s)
     harness = np.asarray(harness_s, dtype=float)[(uniform[:, :n_h] * n_h).astype(np.intp)]
     script = np.asarray(script_s, dtype=float)[(uniform[:, n_h:] * n_s).astype(np.intp)]
