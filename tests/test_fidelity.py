@@ -166,7 +166,8 @@ def _bootstrap_median_loop(harness_s: list[float], script_s: list[float]) -> tup
 
 def test_the_bootstrap_gives_exactly_the_interval_the_older_files_were_written_with():
     """Bit for bit, not approximately: the gate compares a file's interval with its recomputation. Random lists of one
-    to twelve rounds a side (odd and even counts, ties included), and every committed file's twin that names none."""
+    to twelve harness rounds and two to thirteen script rounds (odd and even counts, a tie in each), and every committed
+    file's twin that names none."""
     rng = random.Random(7)
     cases = []
     for _ in range(150):
