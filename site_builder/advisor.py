@@ -247,9 +247,15 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval); one
     fingerprint per machine; the measurements' labels by number."""
     newest = site.newest_machines[:COMPARE_MACHINES]
-    everything = pd.concat([site.frame, site.apart], ignore_index=True) if not site.apart.empty else site.frame
+    wanted = set(newest)
+    # The newest machines' rows are taken from each table first: the concatenation of every row of both, then in
+    # plain columns, was a copy of the whole frame, which grows with the files, for a bounded number of machines.
+    frame = site.frame[site.frame["machine_id"].isin(wanted)] if not site.frame.empty else site.frame
+    if site.apart.empty:
+        everything = frame
+    else:
+        everything = pd.concat([frame, site.apart[site.apart["machine_id"].isin(wanted)]], ignore_index=True)
     ok = aggregate.ok_rows(everything)
-    ok = ok[ok["machine_id"].isin(set(newest))]
     ok = ordered(ok).assign(label=lambda t: point_labels(t))
     width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
     # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile (time

@@ -217,9 +217,7 @@ def invitation_status(site: Site, invitation: dict[str, Any]) -> dict[str, Any]:
     if "cpu" in invitation and any(invitation["cpu"].lower() in m.lower() for m in hardware.cpu_models):
         measured = True
     if "framework" in invitation:
-        measured = (
-            invitation["framework"] in set(site.frame["framework"].astype(str)) if not site.frame.empty else False
-        )
+        measured = invitation["framework"] in site.frameworks  # the frame's distinct values, not a copy of its rows
     return {**invitation, "measured": measured}
 
 
