@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import functools
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,42 +147,81 @@ def rows_from_results(paths: Iterable[Path]) -> list[Row]:
     return rows
 
 
-def rows_from_table(table: Any) -> list[Row]:
-    """Rows from a table of measurements with the site's columns: its frame (samples as arrays, `world_size` a
-    column) or its open data (`samples_s` as text, the point as text)."""
+def _samples(raw: Any) -> tuple[float, ...] | np.ndarray:
+    """A table cell's raw samples: the frame's own array, viewed, not copied into Python floats (the site holds one
+    per measurement); the open data's text, split."""
+    if raw is None:
+        return ()
+    if isinstance(raw, str):
+        return tuple(float(x) for x in raw.split())
+    return np.asarray(raw, dtype=float)
+
+
+def timed(table: Any) -> np.ndarray:
+    """Which rows of a table of measurements (the site's frame or its open data) a standing compares: `ok`, timed
+    (no streaming latencies), on one device (no data-parallel point)."""
     keep = (table["status"] == "ok") & (table["unit"] != "latency")
     if "world_size" in table:
         keep &= table["world_size"].isna()
     else:
         keep &= ~table["point"].astype(str).str.contains("world_size=", regex=False)
-    rows = []
-    for r in table[keep].itertuples():
-        raw = r.samples_s if hasattr(r, "samples_s") else r.samples
-        samples: tuple[float, ...] | np.ndarray
-        if raw is None:
-            samples = ()
-        elif isinstance(raw, str):
-            samples = tuple(float(x) for x in raw.split())
-        else:  # the frame's own array, viewed, not copied into Python floats (the site holds one per measurement)
-            samples = np.asarray(raw, dtype=float)
-        started = r.started_at.isoformat() if hasattr(r.started_at, "isoformat") else str(r.started_at)
-        if len(samples):
-            rows.append(
-                Row(
-                    str(r.machine_id),
-                    str(r.device),
-                    str(r.device_name),
-                    str(r.workload),
-                    str(r.workload_hash),
-                    str(r.framework),
-                    str(r.variant),
-                    int(r.suite),
-                    str(r.profile),
-                    started,
-                    samples,
-                )
-            )
-    return rows
+    return np.asarray(keep, dtype=bool)
+
+
+class TableRows:
+    """A table's rows as Rows, each made when asked for: the site's frame holds millions of measurements, and a
+    Row for each of them (with its dictionary, its date as text and its samples' array view) held 1.46 GiB at
+    100,000 result files. Holds the table's own columns (no copy)."""
+
+    NAMES = ("machine_id", "device", "device_name", "workload", "workload_hash", "framework", "variant", "profile")
+
+    def __init__(self, table: Any):
+        self.table = table
+        self._columns = [table[name].array for name in self.NAMES]
+        self._suite = table["suite"].to_numpy()
+        self._started = table["started_at"].array
+        self.samples = table["samples_s" if "samples_s" in table else "samples"].to_numpy()
+        self.timed = timed(table)
+
+    def row(self, i: int) -> Row | None:
+        """Row i (a position), or None where it is not compared or has no samples."""
+        samples = _samples(self.samples[i])
+        if not self.timed[i] or not len(samples):
+            return None
+        machine_id, device, device_name, workload, digest, framework, variant, profile = (
+            str(column[i]) for column in self._columns
+        )
+        started = self._started[i]
+        return Row(
+            machine_id,
+            device,
+            device_name,
+            workload,
+            digest,
+            framework,
+            variant,
+            int(self._suite[i]),
+            profile,
+            started.isoformat() if hasattr(started, "isoformat") else str(started),
+            samples,
+        )
+
+    def compared(self, i: int) -> Row:
+        """Row i, known to be compared."""
+        row = self.row(i)
+        if row is None:
+            raise ValueError(f"row {i} is not a compared measurement")
+        return row
+
+    def rows(self, positions: Iterable[int]) -> list[Row]:
+        """The compared rows among these positions, in their order."""
+        return [r for r in (self.row(int(i)) for i in positions) if r is not None]
+
+
+def rows_from_table(table: Any) -> list[Row]:
+    """Rows from a table of measurements with the site's columns: its frame (samples as arrays, `world_size` a
+    column) or its open data (`samples_s` as text, the point as text)."""
+    return TableRows(table).rows(np.flatnonzero(timed(table)))
 
 
 def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
@@ -221,41 +260,111 @@ class Published:
     asks for one per machine page): each machine's newest measurement per device, workload hash and framework,
     grouped by (machine, device, device name, loop), and per loop and device class one matrix of the groups'
     medians (a row per group in the index's order, a column per (workload hash, framework), NaN where a group did
-    not measure it), so that one standing compares with every group at once instead of one group at a time."""
+    not measure it), so that one standing compares with every group at once instead of one group at a time.
+    `from_table` makes the same index from the site's frame without a Row per measurement."""
 
     def __init__(self, rows: Iterable[Row], suite: int, profile: str):
+        newest = list(_newest(r for r in rows if r.suite == suite and r.profile == profile).values())
+        keys = [(r.machine_id, r.device, r.device_name, r.variant) for r in newest]
+        self._make(suite, profile, keys, newest, [(r.workload_hash, r.framework) for r in newest], newest.__getitem__)
+
+    @classmethod
+    def from_table(cls, rows: TableRows, suite: int, profile: str) -> Published:
+        """The index of the compared rows of a table (TableRows), the same as Published(rows_from_table(table), ...)
+        gives: the newest of each machine, device, workload hash and framework is the latest started, the first
+        in table order among equals (as `_newest` keeps it); only those rows' medians are computed, and a Row is
+        made only for the rows a standing's interval draws from."""
+        import pandas as pd
+
+        table = rows.table
+        keep = rows.timed & (rows._suite == suite) & np.asarray(table["profile"] == profile, dtype=bool)
+        positions = np.flatnonzero(keep)
+        positions = positions[[len(_samples(rows.samples[i])) > 0 for i in positions]]
+        names = ["machine_id", "device", "workload_hash", "framework", "device_name", "variant"]
+        part = pd.DataFrame({name: np.asarray(table[name].array[positions], dtype=object) for name in names})
+        started = pd.to_datetime(table["started_at"].array[positions], utc=True)
+        # latest started first, table order among equals; then the first row of each key is its newest
+        order = np.lexsort((positions, -started.asi8))
+        part = part.iloc[order]
+        first = ~part.duplicated(["machine_id", "device", "workload_hash", "framework"], keep="first").to_numpy()
+        part, newest = part[first], positions[order[first]]
+        obj = cls.__new__(cls)
+        obj._make(
+            suite,
+            profile,
+            list(zip(part["machine_id"], part["device"], part["device_name"], part["variant"], strict=True)),
+            [rows.samples[i] for i in newest],
+            list(zip(part["workload_hash"], part["framework"], strict=True)),
+            lambda j: rows.compared(int(newest[j])),
+        )
+        return obj
+
+    def _make(
+        self,
+        suite: int,
+        profile: str,
+        groups: list[tuple[str, str, str, str]],
+        samples: list[Any],
+        columns: list[tuple[str, str]],
+        row: Callable[[int], Row],
+    ) -> None:
+        """The index over the newest rows: each one's group (machine, device, device name, loop), its samples (or
+        its Row: whatever has `median`/samples) and its column (workload hash, framework); `row(j)` makes row j."""
         self.suite, self.profile = suite, profile
-        newest = _newest(r for r in rows if r.suite == suite and r.profile == profile)
-        groups: dict[tuple[str, str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
-        for (machine_id, device, digest, framework), r in newest.items():
-            groups[(machine_id, device, r.device_name, r.variant)][(digest, framework)] = r
-        self.groups = sorted(groups.items())
-        self.blocks: dict[tuple[str, str], _Block] = {}
-        members: dict[tuple[str, str], list[int]] = defaultdict(list)
-        for i, ((_, device, _, variant), _) in enumerate(self.groups):
-            members[(variant, device_class(device))].append(i)
-        for key, indices in members.items():
-            self.blocks[key] = _Block([self.groups[i] for i in indices])
+        members: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
+        for j, key in enumerate(groups):
+            members[key].append(j)
+        by_block: dict[tuple[str, str], list[tuple[tuple[str, str, str, str], list[int]]]] = defaultdict(list)
+        for key in sorted(members):
+            by_block[(key[3], device_class(key[1]))].append((key, members[key]))
+        self.blocks = {block: _Block(in_block, samples, columns, row) for block, in_block in sorted(by_block.items())}
+
+    @property
+    def groups(self) -> Iterator[tuple[tuple[str, str, str, str], dict[tuple[str, str], Row]]]:
+        """Every group with its rows, block by block (made here, for a test or a reader; standings use the
+        blocks)."""
+        for block in self.blocks.values():
+            for g, key in enumerate(block.keys):
+                yield key, {k: block.row(g, k) for k, j in block.columns.items() if block.which[g, j] >= 0}
+
+
+def _median(samples: Any) -> float:
+    return samples.median if isinstance(samples, Row) else float(np.median(_samples(samples)))
 
 
 class _Block:
     """The groups of one loop and device class (Published.blocks), in the index's order."""
 
-    def __init__(self, groups: list[tuple[tuple[str, str, str, str], dict[tuple[str, str], Row]]]):
-        self.machines = np.array([machine for (machine, _, _, _), _ in groups], dtype=object)
-        self.names = [name for (_, _, name, _), _ in groups]
-        self.rows = [rows for _, rows in groups]
-        self.columns = {k: j for j, k in enumerate(sorted({k for rows in self.rows for k in rows}))}
+    def __init__(
+        self,
+        groups: list[tuple[tuple[str, str, str, str], list[int]]],
+        samples: list[Any],
+        columns: list[tuple[str, str]],
+        row: Callable[[int], Row],
+    ):
+        self.keys = [key for key, _ in groups]
+        self.machines = np.array([machine for (machine, _, _, _) in self.keys], dtype=object)
+        self.names = [name for (_, _, name, _) in self.keys]
+        self.columns = {k: j for j, k in enumerate(sorted({columns[j] for _, js in groups for j in js}))}
         self.medians = np.full((len(groups), len(self.columns)), np.nan)
-        for i, rows in enumerate(self.rows):
-            for k, r in rows.items():
-                self.medians[i, self.columns[k]] = r.median
+        # which newest row each (group, column) is, -1 where the group did not measure it
+        self.which = np.full((len(groups), len(self.columns)), -1, dtype=np.int64)
+        for g, (_, js) in enumerate(groups):
+            for j in js:
+                c = self.columns[columns[j]]
+                self.medians[g, c] = _median(samples[j])
+                self.which[g, c] = j
+        self._row = row
         # what every standing against this block reads, computed once: per group and column, 1 where the group
         # measured it (a positive, finite median), and the log of its median (0 where it did not)
         with np.errstate(invalid="ignore", divide="ignore"):
             logs = np.log(self.medians)
         self.present = np.isfinite(logs).astype(float)
         self.logs = np.where(self.present > 0, logs, 0.0)
+
+    def row(self, group: int, column: tuple[str, str]) -> Row:
+        """The Row a group measured in a column (made now where the index was made from a table)."""
+        return self._row(int(self.which[group, self.columns[column]]))
 
 
 def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
@@ -308,7 +417,7 @@ def standing_of(
         group = int(valid[best])
         both = [k for k in keys if block.present[group, block.columns[k]] > 0]
         # the seed a pass over every group would have given the fastest: its place among those compared
-        lo, hi = interval([mine[k] for k in both], [block.rows[group][k] for k in both], best)
+        lo, hi = interval([mine[k] for k in both], [block.row(group, k) for k in both], best)
         versus = []
         for position in order[: len(order) if keep is None else keep]:
             g = int(valid[position])
