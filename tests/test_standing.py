@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 
 from runner.cli import app
 from runner.contribute import standing
+from site_builder.uncertainty import RunSamples
 from tests.conftest import make_measurement, make_result, save_under
 
 
@@ -143,3 +144,59 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
             assert got == [(e[0], e[1], e[3]) for e in expected]
             assert [v.ratio for v in place.versus] == pytest.approx([e[2] for e in expected], rel=1e-12)
             assert place.versus[0].lo is not None and all(v.lo is None for v in place.versus[1:])
+
+
+def test_the_index_from_a_table_matches_the_index_from_rows():
+    """The site indexes its frame without a Row per measurement (Published.from_table over TableRows); every
+    standing must be the one the rows give: the newest run of each machine's measurement (the first in table order
+    among equal dates), rows of other suites, profiles, statuses, units and data-parallel points left out, a row
+    without samples left out, and a machine's own rows as the table orders them."""
+    import pandas as pd
+
+    rng = np.random.default_rng(12)
+    records = []
+    for _ in range(1500):
+        m = int(rng.integers(0, 25))
+        samples = None if rng.random() < 0.03 else RunSamples([np.exp(rng.normal(m % 6, 0.05, 5))] * 2)
+        records.append(
+            {
+                "machine_id": f"m{m:02d}",
+                "device": ("cpu", "cuda", "rocm")[m % 3] if rng.random() < 0.5 else "cpu",
+                "device_name": f"device {m % 4}",
+                "workload": "w",
+                "workload_hash": f"h{rng.integers(0, 6)}",
+                "framework": ("torch", "jax")[int(rng.integers(0, 2))],
+                "variant": ("as-written", "tuned")[int(rng.integers(0, 2))],
+                "suite": int(rng.choice([2, 3], p=[0.1, 0.9])),
+                "profile": str(rng.choice(["standard", "quick"], p=[0.85, 0.15])),
+                # few distinct dates: many ties, where the first in table order must win
+                "started_at": pd.Timestamp("2026-11-20", tz="UTC") + pd.Timedelta(hours=int(rng.integers(0, 4))),
+                "status": "ok" if rng.random() < 0.9 else "failed",
+                "unit": "latency" if rng.random() < 0.05 else "epoch",
+                "world_size": 2.0 if rng.random() < 0.05 else np.nan,
+                "samples": samples,
+            }
+        )
+    table = pd.DataFrame(records)
+    for column in ("machine_id", "device", "device_name", "workload", "framework", "variant", "profile", "status"):
+        table[column] = table[column].astype("category")
+    rows = standing.rows_from_table(table)
+    assert rows and len(rows) < len(table)
+    by_rows = standing.Published(rows, 3, "standard")
+    by_table = standing.Published.from_table(standing.TableRows(table), 3, "standard")
+
+    def plain(row: standing.Row) -> tuple:
+        return (*(getattr(row, f) for f in row.__dataclass_fields__ if f != "samples_s"), list(row.samples_s))
+
+    def groups(index: standing.Published) -> list:
+        return [(key, {k: plain(r) for k, r in rows.items()}) for key, rows in index.groups]
+
+    assert groups(by_table) == groups(by_rows)
+    table_rows = standing.TableRows(table)
+    for m in sorted(table["machine_id"].unique()):
+        mine = [r for r in rows if r.machine_id == m]
+        positions = np.flatnonzero(table["machine_id"].to_numpy() == m)
+        assert [plain(r) for r in table_rows.rows(positions)] == [plain(r) for r in mine]
+        assert standing.standing_of(m, 3, "standard", mine, by_table) == standing.standing_of(
+            m, 3, "standard", mine, by_rows
+        )
