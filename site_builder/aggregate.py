@@ -946,8 +946,8 @@ def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tupl
     columns = [*keys, estimate, f"{estimate}_lo", f"{estimate}_hi", "machines", *extra]
     rows = []
     if not table.empty:
-        # Only the columns read here: grouping sorts a copy of the table it is given, every column of it (at 100,000
-        # files the speedups page, which summarises the whole speedups table, peaked 1.73 GiB above its start).
+        # Only the columns read here: grouping sorts a copy of the table it is given, every column of it. (The
+        # speedups page's peak at 100,000 files, 1.7 GiB above its start, was median_over's arrays, not this copy.)
         read = [*keys, estimate, f"{estimate}_lo", f"{estimate}_hi", "machine_id", *(c for c, _ in extra.values())]
         table = table[list(dict.fromkeys(read))]
         for values, group in table.groupby(keys, sort=True, dropna=False, observed=True):

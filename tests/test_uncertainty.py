@@ -137,3 +137,39 @@ def test_row_medians_are_bit_for_bit_numpys_medians(n):
     odd = values.copy()
     odd[3, 0], odd[4, -1] = np.inf, np.nan
     assert np.array_equal(row_medians(odd), np.median(odd, axis=-1), equal_nan=True)
+
+
+def test_the_median_over_machines_is_drawn_a_block_of_resamples_at_a_time_with_the_same_interval(monkeypatch):
+    """median_over draws its resamples of machines a block at a time (a summary over 40,000 machines held 320 MB
+    arrays at once), and lognormal_replicates works in one array: every interval must be what drawing and computing
+    all of it at once gives, bit for bit, open sides (infinite replicates) included."""
+    from site_builder import uncertainty
+
+    def at_once(estimates, replicates, seed=uncertainty.SEED):
+        table = np.stack([np.asarray(r, dtype=float) for r in replicates])
+        machines, resamples = table.shape
+        picks = np.random.default_rng([seed, 2, machines]).integers(0, machines, size=(resamples, machines))
+        pooled = np.median(table[picks, np.arange(resamples)[:, None]], axis=-1)
+        tail = (1.0 - uncertainty.CONFIDENCE) / 2.0  # as median_over writes it (not exactly 0.025)
+        lo, hi = np.quantile(pooled, [tail, 1.0 - tail], method="inverted_cdf")
+        return (
+            float(np.median(estimates)),
+            float(lo) if np.isfinite(lo) else None,
+            float(hi) if np.isfinite(hi) else None,
+        )
+
+    monkeypatch.setattr(uncertainty, "_CHUNK_VALUES", 5_000)  # blocks of 5,000 // machines resamples
+    rng = np.random.default_rng(8)
+    for machines in (2, 3, 40, 333, 4_999):
+        estimates = np.exp(rng.normal(0, 1, machines))
+        lo, hi = estimates * np.exp(-rng.uniform(0, 0.3, machines)), estimates * np.exp(rng.uniform(0, 0.3, machines))
+        lo[rng.random(machines) < 0.1] = np.nan  # no interval: exact
+        sigma = np.nan_to_num(np.log(hi / lo) / (2 * 1.959964), nan=0.0)
+        z = np.random.default_rng([uncertainty.SEED, 3, machines]).standard_normal((machines, uncertainty.RESAMPLES))
+        replicates = uncertainty.lognormal_replicates(estimates, lo, hi)
+        assert np.array_equal(replicates, estimates[:, None] * np.exp(z * sigma[:, None]))
+        replicates[rng.random(replicates.shape) < 0.05] = np.inf
+        expected = at_once(estimates, replicates)
+        for given in (replicates, list(replicates)):
+            got = uncertainty.median_over(list(estimates), given)
+            assert (got.estimate, got.lo, got.hi) == expected

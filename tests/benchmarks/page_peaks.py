@@ -1,6 +1,7 @@
 """Which page of the site sets the build's peak memory? Each page rendered alone, its own peak measured.
 
     python tests/benchmarks/page_peaks.py RESULTS [--cache DIR] [--machine-pages 20] [--open-data] [--exports]
+        [--only PAGE ...] [--tree CHECKOUT]
 
 Reads RESULTS as a build does (with the build cache in DIR where given: a cache a cold build filled makes this quick,
 and the rows are the same), makes the Site (the frame, its figures and intervals, computed as in a cold build: no
@@ -45,7 +46,13 @@ def main() -> None:
     parser.add_argument("--machine-pages", type=int, default=20, help="machine pages to render (default 20)")
     parser.add_argument("--open-data", action="store_true", help="then write the open data's files")
     parser.add_argument("--exports", action="store_true", help="then make the chart exports (SVG and PNG)")
+    parser.add_argument(
+        "--only", nargs="+", metavar="PAGE", help="render only these pages (paths as the registry names them)"
+    )
+    parser.add_argument("--tree", type=Path, help="the code to measure (another checkout; default this one)")
     args = parser.parse_args()
+    if args.tree is not None:
+        sys.path.insert(0, str(args.tree.resolve()))
 
     from site_builder import pages
     from site_builder.cache import BuildCache
@@ -54,7 +61,11 @@ def main() -> None:
 
     start = time.perf_counter()
     loaded = load_results(args.results, strict=True, cache=BuildCache(args.cache) if args.cache else None)
-    print(f"{len(loaded.accepted):,} files read in {time.perf_counter() - start:.1f} s", flush=True)
+    print(
+        f"{len(loaded.accepted):,} files read in {time.perf_counter() - start:.1f} s ({loaded.cache_hits:,} from the "
+        f"cache), code {Path(pages.__file__ or '').parents[1]}",
+        flush=True,
+    )
     start = time.perf_counter()
     site = Site.from_collector(loaded.collector, loaded.rejected)
     del loaded
@@ -82,6 +93,8 @@ def main() -> None:
 
     machine_pages = 0
     for page in pages.registry(site):
+        if args.only and page.path not in args.only:
+            continue
         if page.path.startswith("machines/") and page.path[len("machines/") : -len(".md")] in site.machines:
             machine_pages += 1
             if machine_pages > args.machine_pages:
