@@ -6,8 +6,10 @@
 Reads RESULTS as a build does (with the build cache in DIR where given: a cache a cold build filled makes this quick,
 and the rows are the same), makes the Site (the frame, its figures and intervals, computed as in a cold build: no
 derived-figure memo), then renders every page of the registry in the build's order, the machine pages only up to
---machine-pages of them. Before each page the process's peak resident size is reset (Linux: `/proc/self/clear_refs`),
-so each row gives the resident size before the page, the peak while it rendered and the resident size after it. With
+--machine-pages of them. Before each page the memory freed so far is given back to the system (release_free_memory:
+else a page's allocations can be served from what an earlier one freed, and its own peak hides) and the process's
+peak resident size is reset (Linux: `/proc/self/clear_refs`), so each row gives the resident size before the page,
+the peak while it rendered and the resident size after it. With
 --open-data the open data's files follow (written to a temporary folder, as the build writes them), with --exports
 the chart exports. A build's peak is the largest of these peaks (the pages' Markdown and the files are made in this
 order there, with MkDocs' own work after them). Not part of the test run.
@@ -58,6 +60,7 @@ def main() -> None:
     from site_builder.cache import BuildCache
     from site_builder.load import load_results
     from site_builder.site import Site
+    from site_builder.tables import release_free_memory
 
     start = time.perf_counter()
     loaded = load_results(args.results, strict=True, cache=BuildCache(args.cache) if args.cache else None)
@@ -81,6 +84,7 @@ def main() -> None:
 
     def row(name: str, make: object) -> None:
         nonlocal worst
+        release_free_memory()  # what earlier work freed is given back: the page's peak is above live memory only
         before = _status("VmRSS")
         _reset_peak()
         t = time.perf_counter()
