@@ -170,16 +170,16 @@ def timed(table: Any) -> np.ndarray:
 
 class TableRows:
     """A table's rows as Rows, each made when asked for: the site's frame holds millions of measurements, and a
-    Row for each of them (with its dictionary, its date as text and its samples' array view) was most of the 1.46
-    GiB the first machine page kept at 100,000 result files (traced at 2,000 files: 28.6 MiB, 1.9 MiB this way).
-    Holds the table's own columns (no copy)."""
+    Row for each of them (with its dictionary, its date as text and its samples' array view) kept 28.6 MiB at 2,000
+    result files, traced, against 1.9 MiB this way; the first machine page kept 1.46 GiB at 100,000. Holds the
+    table's own columns (no copy)."""
 
     NAMES = ("machine_id", "device", "device_name", "workload", "workload_hash", "framework", "variant", "profile")
 
     def __init__(self, table: Any):
         self.table = table
         self._columns = [table[name].array for name in self.NAMES]
-        self._suite = table["suite"].to_numpy()
+        self.suites = table["suite"].to_numpy()
         self._started = table["started_at"].array
         self.samples = table["samples_s" if "samples_s" in table else "samples"].to_numpy()
         self.timed = timed(table)
@@ -201,7 +201,7 @@ class TableRows:
             digest,
             framework,
             variant,
-            int(self._suite[i]),
+            int(self.suites[i]),
             profile,
             started.isoformat() if hasattr(started, "isoformat") else str(started),
             samples,
@@ -222,7 +222,8 @@ class TableRows:
 def rows_from_table(table: Any) -> list[Row]:
     """Rows from a table of measurements with the site's columns: its frame (samples as arrays, `world_size` a
     column) or its open data (`samples_s` as text, the point as text)."""
-    return TableRows(table).rows(np.flatnonzero(timed(table)))
+    rows = TableRows(table)
+    return rows.rows(np.flatnonzero(rows.timed))
 
 
 def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
@@ -278,7 +279,7 @@ class Published:
         import pandas as pd
 
         table = rows.table
-        keep = rows.timed & (rows._suite == suite) & np.asarray(table["profile"] == profile, dtype=bool)
+        keep = rows.timed & (rows.suites == suite) & np.asarray(table["profile"] == profile, dtype=bool)
         positions = np.flatnonzero(keep)
         positions = positions[[len(_samples(rows.samples[i])) > 0 for i in positions]]
         names = ["machine_id", "device", "workload_hash", "framework", "device_name", "variant"]
