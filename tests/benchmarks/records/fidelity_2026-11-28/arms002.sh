@@ -2,7 +2,8 @@
 # Seed 002 on two cores: the shipped transcription against two variants, one change each, fresh process each,
 # the arms' order rotated every round. order: benchsite's statement order in the step (the loss, then zero_grad,
 # backward, step); ahead: torch._dynamo imported before anything else, as a spare imports it before the script.
-# Usage: arms002.sh ROUNDS LOG   (run from the repository root)
+# Usage: [ARMS="script order"] arms002.sh ROUNDS LOG   (run from the repository root; ARMS: which arms, all three
+# by default)
 S=runner/fidelity/seeds/seed_002.py
 D=$(mktemp -d)
 python3 - "$S" "$D" <<'PY'
@@ -15,10 +16,10 @@ open(sys.argv[2] + "/seed_002_order.py", "w").write(src.replace(old, new))
 assert "import torch\n" in src
 open(sys.argv[2] + "/seed_002_ahead.py", "w").write(src.replace("import torch\n", "import torch\nimport torch._dynamo\n", 1))
 PY
-arms=(script order ahead)
+arms=(${ARMS:-script order ahead}); n=${#arms[@]}
 for r in $(seq 1 $1); do
-  for k in 0 1 2; do
-    a=${arms[$(( (r + k) % 3 ))]}
+  for k in $(seq 0 $(( n - 1 ))); do
+    a=${arms[$(( (r + k) % n ))]}
     case $a in script) f=$S;; *) f=$D/seed_002_$a.py;; esac
     echo "$r $a $(python3 $f --epochs 1)" >> $2
   done
