@@ -189,7 +189,7 @@ PINNED = {
     ("tabular-mlp", "as-written"): "e41ac5ad467074e2",
     ("tabular-mlp", "tuned"): "0a1e8c60f7ef154a",
     ("depth-sweep", "as-written"): "e35339d0d9603efc",
-    ("cifar-lenet", "as-written"): "fc04ac1bdb58826d",
+    ("cifar-lenet", "as-written"): "e27840e66a00df3c",
     ("mnist-cnn", "as-written"): "f9c88c7611d928b6",
     ("mnist-cnn", "tuned"): "bd7a9b02e05e8777",
 }
@@ -230,3 +230,45 @@ def test_the_transformer_step_frees_its_gradients_as_plain_pytorch_does(variant)
     assert grads and all(g is None for g in grads)
     if variant == "as-written":
         assert case.config["loops"][variant]["zero_grad"] == "set-to-none"
+
+
+def _step_calls(source_lines: list[str]) -> list[str]:
+    """The training step's calls in the order a loop's source makes them: zero_grad, forward (the loss or the
+    model), backward, step."""
+    calls = []
+    for line in source_lines:
+        for name, pattern in (
+            ("zero_grad", r"\.zero_grad\("),
+            ("forward", r"\bloss\(|self\.model\(|flux_crossentropy\("),
+            ("backward", r"\.backward\("),
+            ("step", r"\.step\("),
+        ):
+            if re.search(pattern, line):
+                calls.append(name)
+    return calls
+
+
+def test_the_cifar_step_runs_in_the_transcriptions_order():
+    """Seed 002's step is Flux's gradient(() -> loss(d...), params) then update!: benchsite's as-written loop and
+    the shipped transcription both free the old gradients, run the loss's forward and backward, then step. The
+    order is observed as the loop runs (the optimiser's zero_grad against the model's forward), and the
+    transcription's source is read for its own."""
+    program = tw.cifar_lenet(get("cifar-lenet").cases("tiny")[0], "as-written", CPU)
+    program.batches = program.batches[:2]
+    events: list[str] = []
+    program.model.register_forward_pre_hook(lambda *_: events.append("forward"))
+    zero_grad, step = program.optimizer.zero_grad, program.optimizer.step
+    program.optimizer.zero_grad = lambda *a, **k: (events.append("zero_grad"), zero_grad(*a, **k))[1]
+    program.optimizer.step = lambda *a, **k: (events.append("step"), step(*a, **k))[1]
+    for p in program.model.parameters():
+        p.register_hook(lambda g: (events.append("backward"), g)[1])
+    program.run_unit()
+    ordered = [e for i, e in enumerate(events) if e != "backward" or events[i - 1] != "backward"]
+    assert ordered == ["zero_grad", "forward", "backward", "step"] * 2
+
+    from runner.fidelity import SCRIPTS
+
+    script = (SCRIPTS / "seed_002.py").read_text().splitlines()
+    start = next(i for i, line in enumerate(script) if line.startswith("def epochs("))
+    assert _step_calls(script[start : start + 8]) == ["zero_grad", "forward", "backward", "step"]
+    assert get("cifar-lenet").cases("tiny")[0].loop("as-written")["step"] == "zero_grad, forward, backward, step"

@@ -456,10 +456,11 @@ class CifarAsWritten(Program):
         self.eps = case.loop("as-written")["eps"]
 
     def run_unit(self) -> None:
+        # Flux's gradient(() -> loss(d...), params) then update!: the fresh gradients of the loss as one block
+        # (the previous step's are freed before the forward), then the update; the transcription's order.
         for x, y in self.batches:
-            loss = flux_crossentropy(self.model(x), y, self.eps)
             self.optimizer.zero_grad()
-            loss.backward()
+            flux_crossentropy(self.model(x), y, self.eps).backward()
             self.optimizer.step()
 
 
