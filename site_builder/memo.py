@@ -388,6 +388,10 @@ class Columns:
         header = [(str(name), str(dtype)) for name, dtype in frame.dtypes.items()]
         encoded = json.dumps(header).encode()
         self.header = _length(len(encoded)) + encoded
+        # No rows: the names alone. An empty slice's types are the whole frame's, which depend on the whole site (a
+        # site with no break-even at all makes every column of its empty frame `object`), and no row renders them.
+        names = json.dumps([name for name, _ in header]).encode()
+        self.empty_header = _length(len(names)) + names
         self.rows = len(frame)
         self.arrays: list[np.ndarray] = []
         for _, column in frame.items():
@@ -407,11 +411,12 @@ class Rows:
         self.columns, self.at = columns, at
 
     def write(self, digest: Any) -> None:
-        """The rows into `digest`: the header (names and types), the row count, then column by column, a column of
-        numbers, flags or times as its bytes and any other as each value's `_value_bytes`."""
+        """The rows into `digest`: the header (names and types; names alone where there are no rows), the row count,
+        then column by column, a column of numbers, flags or times as its bytes and any other as each value's
+        `_value_bytes`."""
         columns, at = self.columns, self.at
         count = len(range(columns.rows)[at]) if isinstance(at, slice) else len(at)
-        digest.update(columns.header + _length(count))
+        digest.update((columns.header if count else columns.empty_header) + _length(count))
         for array in columns.arrays:
             part = array[at]
             data = b"".join(map(_value_bytes, part)) if part.dtype == object else np.ascontiguousarray(part).tobytes()

@@ -457,6 +457,13 @@ def test_a_frames_key_is_its_names_types_and_values_however_the_frame_was_made()
         "k", frame.iloc[:2], frame.iloc[2:]
     )
     assert memo_module.inputs_key("k", frame, None) != memo_module.inputs_key("k", None, frame)
+    # no rows: the names count, the types do not (an empty slice's types are the whole site's frame's: a site without
+    # any break-even makes every column of that frame `object`, and then every machine page missed the memo)
+    empty = memo_module.inputs_key("k", frame.iloc[:0])
+    assert memo_module.inputs_key("k", frame.iloc[:0].astype(object)) == empty
+    assert memo_module.inputs_key("k", memo_module.Rows(columns, slice(0, 0))) == empty
+    assert memo_module.inputs_key("k", frame.iloc[:0].rename(columns={"runs": "run"})) != empty
+    assert memo_module.inputs_key("k", frame.iloc[:1].astype(object)) != memo_module.inputs_key("k", frame.iloc[:1])
     # an array of objects is written as its values (pickled), never as its bytes, which are the objects' addresses
     boxed = [np.array(["".join(["a", "b"]), float("1.5")], dtype=object) for _ in range(2)]  # equal, not the same
     assert len({memo_module._value_bytes(b) for b in boxed}) == 1
