@@ -135,7 +135,7 @@ CIFAR_LOOPS = {
     # gradient(params(m)) of crossentropy(m(x), y) and update!(Momentum(0.01), ...); timed by @btime.
     # The step is gradient() as one block, fresh gradients of the loss (zero_grad(), then the loss's forward and
     # backward), then update! (step()), as the shipped transcription writes it. Until 2026-11-28 PyTorch's loop
-    # computed the loss before zero_grad(), and on the 2-core VM that order ran 7% faster than the transcription's
+    # computed the loss before zero_grad(), and on the 2-core VM that order ran 6% faster than the transcription's
     # (docs/methodology.md): the loop's hash changed with it, within suite 3 (the old hashes are in past_suites.json).
     "as-written": {
         "batches": "resident-list",
