@@ -41,6 +41,8 @@ from typing import IO
 from runner.measure.protocol import SPARE_READY as READY
 from runner.measure.protocol import WORKER_MODULE, log_phases
 
+# Spares started at once, where set (a positive integer): overrides batch_limit's rule, for measuring the rule.
+BATCH_ENV = "BENCHSITE_SPARE_BATCH"
 # How long a batch may take to import (a cold disk: CUDA's libraries are gigabytes).
 READY_TIMEOUT_S = 180.0
 # The script prelude: argv[1:] are the modules to import ahead; stdin's first line is [argv, cwd] of the script.
@@ -109,7 +111,12 @@ def script_argv(*modules: str) -> list[str]:
 
 def batch_limit(cpus: int | None = None, memory_bytes: int | None = None) -> int:
     """Spares started at once: one per two CPU cores and per 2 GiB of memory (an idle spare that imported PyTorch
-    holds a few hundred MB), at least one."""
+    holds a few hundred MB), at least one. BENCHSITE_SPARE_BATCH, where set, says how many instead."""
+    setting = os.environ.get(BATCH_ENV, "").strip()
+    if setting:
+        if not setting.isdigit() or int(setting) < 1:
+            raise ValueError(f"{BATCH_ENV} must be a positive whole number of interpreters, not {setting!r}")
+        return int(setting)
     if cpus is None:
         cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if memory_bytes is None:

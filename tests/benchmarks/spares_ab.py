@@ -2,19 +2,23 @@
 
     python tests/benchmarks/spares_ab.py [-w depth-sweep] [-d cpu] [-d cuda] [--fidelity-rounds 3]
                                          [--time-budget 1] [--order off,on] [--out DIR]
+    python tests/benchmarks/spares_ab.py -d cpu -d cuda --order on,on:16   # the batch size, 8 against 16
 
 PyTorch's as-written points each run in a freshly started interpreter, and their fidelity twins start two more per
 round (runner.measure.spares). Each arm is one complete `python -m runner run` of the chosen workloads (as-written,
 PyTorch, twins on), in a fresh process, writing its own result file and phase log (phases-ARM.jsonl: each
 measurement's phases and when it ended, so the gaps between measuring processes show); the arms run one after the
 other in the order given. Prints, per arm: the run's wall time, the points measured, the twins and their rounds,
-each twin's ratio and verdict, and then the wall-time ratio spares / off. Both arms' twins must stay as faithful as
+each twin's ratio and verdict, the spares' batches (how many, their interpreters, the seconds waited for them), and
+then the wall-time ratio of each arm to the first. An arm `on:N` runs with spares started N at a time
+(BENCHSITE_SPARE_BATCH=N) instead of batch_limit's one per two cores. Both arms' twins must stay as faithful as
 each other: spares change when an interpreter imports, not what it runs. Not part of the test run.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -28,7 +32,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
-    path = out / f"spares-{arm}.yaml"
+    name = arm.replace(":", "-")
+    path = out / f"spares-{name}.yaml"
     cmd = [sys.executable, "-m", "runner", "run", "--profile", args.profile, "-f", "torch", "--variant", "as-written"]
     for workload in args.workload:
         cmd += ["-w", workload]
@@ -40,7 +45,12 @@ def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
     if args.no_profiler:
         cmd += ["--no-profiler"]
     env = {**os.environ, "BENCHSITE_SPARES": "0" if arm == "off" else "1"}
-    env["BENCHSITE_PHASE_LOG"] = str(out / f"phases-{arm}.jsonl")  # each measurement's phases and its end
+    env.pop("BENCHSITE_SPARE_BATCH", None)
+    if arm.startswith("on:"):
+        env["BENCHSITE_SPARE_BATCH"] = arm.split(":", 1)[1]
+    phases = out / f"phases-{name}.jsonl"
+    phases.unlink(missing_ok=True)
+    env["BENCHSITE_PHASE_LOG"] = str(phases)  # each measurement's phases and its end
     started = time.perf_counter()
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - started
@@ -49,6 +59,7 @@ def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
         raise SystemExit(f"the {arm} arm failed (exit {done.returncode})")
     data = yaml.safe_load(path.read_text())
     measured = [m for m in data["measurements"] if m["status"] == "ok"]
+    batches = [b for b in map(json.loads, phases.read_text().splitlines()) if "spares" in b] if phases.exists() else []
     twins = [m for m in measured if m.get("fidelity")]
     return {
         "arm": arm,
@@ -57,6 +68,10 @@ def run_arm(arm: str, args: argparse.Namespace, out: Path) -> dict:
         "failed": sum(m["status"] == "failed" for m in data["measurements"]),
         "twins": twins,
         "rounds": sum(m["fidelity"]["rounds"] for m in twins),
+        "batches": len(batches),
+        "spares": sum(b["count"] for b in batches),
+        "waited_s": sum(b["ready_s"] for b in batches),
+        "largest": max((b["count"] for b in batches), default=0),
     }
 
 
@@ -75,25 +90,31 @@ def main() -> None:
     parser.add_argument("--fidelity-rounds", type=int, default=3)
     parser.add_argument("--time-budget", type=float, default=None)
     parser.add_argument("--no-profiler", action="store_true", help="no profiled step after each measurement")
-    parser.add_argument("--order", default="off,on", help="the arms, in the order they run (off, on)")
+    parser.add_argument(
+        "--order", default="off,on", help="the arms, in the order they run: off, on, on:N (N spares at once)"
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/benchsite-spares-ab"))
     args = parser.parse_args()
     args.workload = args.workload or ["depth-sweep"]
     args.device = args.device or ["cpu"]
     args.out.mkdir(parents=True, exist_ok=True)
     results = [run_arm(arm, args, args.out) for arm in args.order.split(",")]
-    print(f"\n{'arm':<5} {'wall s':>8} {'points':>7} {'failed':>7} {'twins':>6} {'rounds':>7}")
+    head = f"{'arm':<6} {'wall s':>8} {'points':>7} {'failed':>7} {'twins':>6} {'rounds':>7}"
+    print(f"\n{head} {'batches':>8} {'spares':>7} {'largest':>8} {'waited s':>9}")
     for r in results:
         counts = f"{r['points']:>7} {r['failed']:>7} {len(r['twins']):>6} {r['rounds']:>7}"
-        print(f"{r['arm']:<5} {r['wall_s']:>8.1f} {counts}")
+        batches = f"{r['batches']:>8} {r['spares']:>7} {r['largest']:>8} {r['waited_s']:>9.1f}"
+        print(f"{r['arm']:<6} {r['wall_s']:>8.1f} {counts} {batches}")
     for r in results:
         print(f"\n{r['arm']} twins (benchsite / script, 95% interval):")
         for m in r["twins"]:
             print("  " + describe(m))
     walls = {r["arm"]: [x["wall_s"] for x in results if x["arm"] == r["arm"]] for r in results}
-    if "on" in walls and "off" in walls:
-        ratio = statistics.median(walls["on"]) / statistics.median(walls["off"])
-        print(f"\nwall time, spares / off: {ratio:.3f}")
+    base = results[0]["arm"]
+    for arm, wall in walls.items():
+        if arm != base:
+            ratio = statistics.median(wall) / statistics.median(walls[base])
+            print(f"\nwall time, {arm} / {base}: {ratio:.3f}")
 
 
 if __name__ == "__main__":
