@@ -96,11 +96,11 @@ def test_the_shipped_script_gives_its_figure_through_a_spare():
     assert 0 < per_unit < 5
 
 
-def test_a_batch_is_one_spare_per_two_cores_and_per_2_gib_unless_set(monkeypatch):
+def test_a_batch_is_one_spare_per_core_and_per_2_gib_unless_set(monkeypatch):
     monkeypatch.delenv(spares.BATCH_ENV, raising=False)
-    assert spares.batch_limit(cpus=16, memory_bytes=128 * 2**30) == 8
+    assert spares.batch_limit(cpus=16, memory_bytes=128 * 2**30) == 16
     assert spares.batch_limit(cpus=16, memory_bytes=6 * 2**30) == 3  # memory is the tighter bound
-    assert spares.batch_limit(cpus=2, memory_bytes=24 * 2**30) == 1
+    assert spares.batch_limit(cpus=2, memory_bytes=24 * 2**30) == 2
     assert spares.batch_limit(cpus=1, memory_bytes=2**30) == 1  # at least one
     monkeypatch.setenv(spares.BATCH_ENV, "16")
     assert spares.batch_limit(cpus=2, memory_bytes=2**30) == 16

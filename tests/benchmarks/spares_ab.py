@@ -2,7 +2,7 @@
 
     python tests/benchmarks/spares_ab.py [-w depth-sweep] [-d cpu] [-d cuda] [--fidelity-rounds 3]
                                          [--time-budget 1] [--order off,on] [--out DIR]
-    python tests/benchmarks/spares_ab.py -d cpu -d cuda --order on,on:16   # the batch size, 8 against 16
+    python tests/benchmarks/spares_ab.py -d cpu -d cuda --order on:8,on   # on a 16-core host: 8 at a time against 16
 
 PyTorch's as-written points each run in a freshly started interpreter, and their fidelity twins start two more per
 round (runner.measure.spares). Each arm is one complete `python -m runner run` of the chosen workloads (as-written,
@@ -11,7 +11,7 @@ measurement's phases and when it ended, so the gaps between measuring processes 
 other in the order given. Prints, per arm: the run's wall time, the points measured, the twins and their rounds,
 each twin's ratio and verdict, the spares' batches (how many, their interpreters, the seconds waited for them), and
 then the wall-time ratio of each arm to the first. An arm `on:N` runs with spares started N at a time
-(BENCHSITE_SPARE_BATCH=N) instead of batch_limit's one per two cores. Both arms' twins must stay as faithful as
+(BENCHSITE_SPARE_BATCH=N) instead of batch_limit's rule (one per core). Both arms' twins must stay as faithful as
 each other: spares change when an interpreter imports, not what it runs. Not part of the test run.
 """
 
