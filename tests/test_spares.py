@@ -148,6 +148,24 @@ def test_a_batch_tops_up_the_partner_pool_within_the_same_limit(tmp_path, monkey
     scripts.close()
 
 
+def test_a_batch_tops_up_a_partner_to_what_it_still_expects_beyond_its_ready_ones(tmp_path, monkeypatch):
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
+    idle = f"import sys; print({protocol.SPARE_READY!r}, flush=True); sys.stdin.readline()"
+    workers = spares.Pool([sys.executable, "-c", idle, "--spare"], limit=4, expected=5)
+    scripts = spares.Pool([sys.executable, "-c", idle], limit=4, expected=2)
+    workers.partners, scripts.partners = [scripts], [workers]
+    taken = [workers.take()]  # 4 workers of the 5 expected: no room left for scripts
+    taken.append(scripts.take())  # 2 scripts, and the fifth worker, which would otherwise need a batch of its own
+    taken += [workers.take() for _ in range(4)]
+    batches = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(b["spares"], b["count"]) for b in batches] == [("worker", 4), ("script+worker", 3)]
+    assert not workers._ready and len(scripts._ready) == 1
+    for spare in taken:
+        spare.close()
+    scripts.close()
+
+
 def test_a_spare_worker_measures_a_job_and_one_nobody_used_ends_by_itself():
     pool = spares.Pool(spares.worker_argv("torch"), limit=2, expected=2)
     used, unused = pool.take(), pool.take()

@@ -148,7 +148,8 @@ def wait_ready(spares: Sequence[Spare], timeout_s: float = READY_TIMEOUT_S) -> N
 class Pool:
     """Spares of one kind (`argv`), started `limit` at a time when one is wanted and none is left. A pool's
     `partners` (the other kinds the same points will want: a twin's scripts beside its measuring processes) are
-    topped up in the same batch, within the same limit, so that their imports overlap too."""
+    topped up in the same batch, within the same limit, to what they still expect, so that their imports overlap
+    too."""
 
     argv: list[str]
     limit: int = field(default_factory=batch_limit)
@@ -160,7 +161,7 @@ class Pool:
     def take(self) -> Spare:
         """A ready spare. With none left, a batch is started and waited for: min(expected, limit) of this pool's (as
         many as the caller will still take from it, this one included), then, within the limit, as many as each
-        partner with none ready still expects."""
+        partner still expects beyond those it has ready (so that its last few do not need a batch of their own)."""
         wanted = max(1, self.expected)
         self.expected = max(0, self.expected - 1)
         if not self._ready:
@@ -172,7 +173,7 @@ class Pool:
         room = self.limit - count
         plan: list[tuple[Pool, int]] = [(self, count)]
         for partner in self.partners:
-            extra = min(partner.expected, room) if not partner._ready else 0
+            extra = min(max(0, partner.expected - len(partner._ready)), room)
             if extra > 0:
                 plan.append((partner, extra))
                 room -= extra
