@@ -1,27 +1,65 @@
-"""The rows of this folder, one machine at a time and pooled over both, from the printed rounds (ms per unit):
-    python tests/benchmarks/records/fidelity_h200_2026-11-28f/pool.py"""
-import re, statistics, sys
+"""The rows of this folder, one machine at a time and pooled over both, from the printed rounds (ms per unit), by
+runner.fidelity.summarise (the statistic of a result file's `fidelity` block). From the repository's root:
+
+    python tests/benchmarks/records/fidelity_h200_2026-11-28f/pool.py
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+from pathlib import Path
+
 from runner.fidelity import summarise
-R="tests/benchmarks/records/fidelity_h200_2026-11-28f/"
-def rows(path):
-    """Each row's printed rounds (ms), the partial last row too."""
-    out={}; cur=[]
-    for line in open(path):
-        m=re.search(r'seed \(plain ([\d.]+)\), benchsite ([\d.]+) ms',line)
-        if m: cur.append((float(m[1]),float(m[2]))); continue
-        m=re.match(r'(\d{3}) (\S+(?: depth=\d+)?)',line)
-        if m and 'ratio' in line:
-            out[m[1]+' '+m[2]]=cur; cur=[]
-    if cur: out['partial']=cur
+
+HERE = Path(__file__).resolve().parent
+ROUND = re.compile(r"seed \(plain ([\d.]+)\), benchsite ([\d.]+) ms")
+ROW = re.compile(r"(\d{3}) (\S+(?: depth=\d+)?)")
+
+
+def rows(path: Path) -> dict[str, list[tuple[float, float]]]:
+    """Each row's printed rounds (script, benchsite), and a row cut off before its summary line as 'partial'."""
+    out: dict[str, list[tuple[float, float]]] = {}
+    rounds: list[tuple[float, float]] = []
+    for line in path.read_text().splitlines():
+        if found := ROUND.search(line):
+            rounds.append((float(found[1]), float(found[2])))
+        elif (found := ROW.match(line)) and "ratio" in line:
+            out[f"{found[1]} {found[2]}"] = rounds
+            rounds = []
+    if rounds:
+        out["partial"] = rounds
     return out
-def show(tag, name, rs):
-    s=[a for a,_ in rs]; h=[b for _,b in rs]
-    if len(rs)<2: print(tag,name,len(rs)); return
-    x=summarise(h,s)
-    print(f"| {tag} | {name} | {len(rs)} | {statistics.geometric_mean(s):,.3f} | {statistics.geometric_mean(h):,.3f} | {x.ratio:.3f} ({x.ci95[0]:.3f} .. {x.ci95[1]:.3f}) | {x.verdict} |")
-A=rows(R+'machine_a/cpu_a.txt'); B=rows(R+'machine_b/cpu_a.txt'); G=rows(R+'machine_b/gpu_a.txt')
-for tag,d in (('A cpu',A),('B cpu',B),('B gpu',G)):
-    for k,v in d.items(): show(tag,k,v)
-for k in B:
-    if k in A: show('A+B cpu',k,A[k]+B[k])
-show('A+B cpu','002 (A partial)',A['partial']+B['002 cifar-lenet'])
+
+
+def show(tag: str, name: str, rounds: list[tuple[float, float]]) -> None:
+    script = [s for s, _ in rounds]
+    harness = [h for _, h in rounds]
+    if len(rounds) < 2:
+        print(f"| {tag} | {name} | {len(rounds)} | | | | |")
+        return
+    s = summarise(harness, script)
+    print(
+        f"| {tag} | {name} | {len(rounds)} | {statistics.geometric_mean(script):,.3f} | "
+        f"{statistics.geometric_mean(harness):,.3f} | {s.ratio:.3f} ({s.ci95[0]:.3f} .. {s.ci95[1]:.3f}) | "
+        f"{s.verdict} |"
+    )
+
+
+def main() -> None:
+    a = rows(HERE / "machine_a" / "cpu_a.txt")
+    b = rows(HERE / "machine_b" / "cpu_a.txt")
+    gpu = rows(HERE / "machine_b" / "gpu_a.txt")
+    print("| run | row | rounds | script | benchsite | ratio (95% interval) | verdict |")
+    print("|---|---|---:|---:|---:|---|---|")
+    for tag, found in (("A cpu", a), ("B cpu", b), ("B gpu", gpu)):
+        for name, rounds in found.items():
+            show(tag, name, rounds)
+    for name, rounds in b.items():
+        if name in a:
+            show("A+B cpu", name, a[name] + rounds)
+    show("A+B cpu", "002 cifar-lenet (A's 3 printed rounds)", a["partial"] + b["002 cifar-lenet"])
+
+
+if __name__ == "__main__":
+    main()
