@@ -1,11 +1,14 @@
-"""The rows of this folder, one machine at a time and pooled over both, from the printed rounds (ms per unit), by
-runner.fidelity.summarise (the statistic of a result file's `fidelity` block). From the repository's root:
+"""The rows of this folder, one machine at a time and pooled over both (ms per unit), by runner.fidelity.summarise
+(the statistic of a result file's `fidelity` block): a finished row's rounds from fidelity.py's --json, at full
+precision; a row cut off before it finished (machine A's seed 002, machine B's GPU depth 8) from its printed rounds,
+to 0.01 ms. From the repository's root:
 
     python tests/benchmarks/records/fidelity_h200_2026-11-28f/pool.py
 """
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from pathlib import Path
@@ -14,21 +17,23 @@ from runner.fidelity import summarise
 
 HERE = Path(__file__).resolve().parent
 ROUND = re.compile(r"seed \(plain ([\d.]+)\), benchsite ([\d.]+) ms")
-ROW = re.compile(r"(\d{3}) (\S+(?: depth=\d+)?)")
 
 
-def rows(path: Path) -> dict[str, list[tuple[float, float]]]:
-    """Each row's printed rounds (script, benchsite), and a row cut off before its summary line as 'partial'."""
-    out: dict[str, list[tuple[float, float]]] = {}
-    rounds: list[tuple[float, float]] = []
-    for line in path.read_text().splitlines():
-        if found := ROUND.search(line):
-            rounds.append((float(found[1]), float(found[2])))
-        elif (found := ROW.match(line)) and "ratio" in line:
-            out[f"{found[1]} {found[2]}"] = rounds
-            rounds = []
-    if rounds:
-        out["partial"] = rounds
+def rows(name: str) -> dict[str, list[tuple[float, float]]]:
+    """Each finished row's rounds in ms (script, benchsite) from NAME.json, keyed 'SEED MEASUREMENT', and the rounds
+    NAME.txt printed after the last finished row as 'partial'."""
+    found = json.loads(HERE.joinpath(f"{name}.json").read_text())
+    out = {
+        f"{r['seed']} {r['measurement']}": [
+            (1000 * s, 1000 * h) for s, h in zip(r["transcription_rounds"], r["benchsite_rounds"], strict=True)
+        ]
+        for r in found
+    }
+    printed = HERE.joinpath(f"{name}.txt").read_text().splitlines()
+    last = max((i for i, line in enumerate(printed) if " ratio " in line), default=-1)
+    partial = [(float(m[1]), float(m[2])) for line in printed[last + 1 :] if (m := ROUND.search(line))]
+    if partial:
+        out["partial"] = partial
     return out
 
 
@@ -47,9 +52,9 @@ def show(tag: str, name: str, rounds: list[tuple[float, float]]) -> None:
 
 
 def main() -> None:
-    a = rows(HERE / "machine_a" / "cpu_a.txt")
-    b = rows(HERE / "machine_b" / "cpu_a.txt")
-    gpu = rows(HERE / "machine_b" / "gpu_a.txt")
+    a = rows("machine_a/cpu_a")
+    b = rows("machine_b/cpu_a")
+    gpu = rows("machine_b/gpu_a")
     print("| run | row | rounds | script | benchsite | ratio (95% interval) | verdict |")
     print("|---|---|---:|---:|---:|---|---|")
     for tag, found in (("A cpu", a), ("B cpu", b), ("B gpu", gpu)):
