@@ -1,13 +1,14 @@
-"""This folder's rows, and every H200 row measured on today's loops pooled (ms per unit), by
+"""This folder's rows, and every row of item 1's lent hosts measured on today's loops, pooled (ms per unit), by
 runner.fidelity.summarise (the statistic of a result file's `fidelity` block). From the repository's root:
 
     python tests/benchmarks/records/fidelity_h200_2026-11-29/pool.py
 
-Today's loops: no as-written loop or transcription changed from bf31b53 (2026-11-26, seventh session) to this
+Today's loops: no as-written loop or transcription changed from 0dc8746 (2026-11-26, sixth session) to this
 folder's 733d6d6 but seed 002's step order (53af967, 2026-11-28, tenth session). So a row's rounds pool from
-bf31b53 on, seed 002's from 53af967 on. Every run is `fidelity.py --profile standard --seconds 2` on a lent H200
-machine (one NVIDIA H200, 16-core Intel Xeon host, torch 2.11), nothing else running; a finished row's rounds come
-from its --json at full precision, a row cut off before it finished from its printed rounds (to 0.01 ms).
+0dc8746 on, seed 002's from 53af967 on; the H100's seed 002 rows are all the earlier order (no H100 machine was lent
+after the fix), and pool with each other only. Every run is `fidelity.py --profile standard --seconds 2` on a lent
+H200 or H100 machine (one GPU, 16-core Intel Xeon host, torch 2.11), nothing else running; a finished row's rounds
+come from its --json at full precision, a row cut off before it finished from its printed rounds (to 0.01 ms).
 """
 
 from __future__ import annotations
@@ -129,6 +130,58 @@ H200_CPU: dict[str, list[tuple[str, Rounds]]] = {
 }
 
 
+# The H100 machines' host CPU and GPU (item 1's H100 columns).
+H100_CPU: dict[str, list[tuple[str, Rounds]]] = {
+    "000 tabular-mlp": [
+        ("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "000", "tabular-mlp")),
+        ("2026-11-27e cpu000", finished("fidelity_2026-11-27e/h100/cpu000.json", "000", "tabular-mlp")),
+        ("2026-11-27f cpu000", finished("fidelity_2026-11-27f/h100/cpu000.json", "000", "tabular-mlp")),
+    ],
+    "001 depth 2": [
+        ("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "001", D2)),
+        ("2026-11-27e cpu_d2", finished("fidelity_2026-11-27e/h100/cpu_d2.json", "001", D2)),
+        ("2026-11-27f cpu_d2 (cut off)", cut_off("fidelity_2026-11-27f/h100/run_cpu_d2.txt")),
+    ],
+    "001 depth 8": [("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "001", D8))],
+    "001 depth 12": [("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "001", D12))],
+    "002 cifar-lenet, earlier order": [
+        ("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "002", "cifar-lenet")),
+        ("2026-11-27e cpu002", finished("fidelity_2026-11-27e/h100/cpu002.json", "002", "cifar-lenet")),
+    ],
+    "003 BERT-base step": [
+        ("2026-11-26g cpu", finished("fidelity_h100_2026-11-26g/cpu.json", "003", BERT)),
+        ("2026-11-27e cpu003", finished("fidelity_2026-11-27e/h100/cpu003.json", "003", BERT)),
+    ],
+    "004 mnist-cnn": [
+        ("2026-11-26g cpu004 (cut off)", cut_off("fidelity_h100_2026-11-26g/cpu004.txt")),
+        ("2026-11-27b cpu004 (cut off)", cut_off("fidelity_h100_2026-11-27b/cpu004.txt")),
+        ("2026-11-27c cpu004", finished("fidelity_h100_2026-11-27c/cpu004.json", "004", "mnist-cnn")),
+    ],
+}
+
+H100_GPU: dict[str, list[tuple[str, Rounds]]] = {
+    "000 tabular-mlp": [("2026-11-26f", finished("fidelity_h100_2026-11-26f/rows.json", "000", "tabular-mlp"))],
+    "001 depth 2": [("2026-11-26f", finished("fidelity_h100_2026-11-26f/rows.json", "001", D2))],
+    "001 depth 8": [("2026-11-26f", finished("fidelity_h100_2026-11-26f/rows.json", "001", D8))],
+    "001 depth 12": [
+        ("2026-11-27 first", finished("fidelity_h100_2026-11-27/gpu3_first.json", "001", D12)),
+        ("2026-11-27 second", finished("fidelity_h100_2026-11-27/gpu3_second.json", "001", D12)),
+        ("2026-11-27c gpu12", finished("fidelity_h100_2026-11-27c/gpu12.json", "001", D12)),
+    ],
+    "002 cifar-lenet, earlier order": [
+        ("2026-11-27 first", finished("fidelity_h100_2026-11-27/gpu3_first.json", "002", "cifar-lenet")),
+        ("2026-11-27 second", finished("fidelity_h100_2026-11-27/gpu3_second.json", "002", "cifar-lenet")),
+        ("2026-11-27c gpu12 (cut off)", cut_off("fidelity_h100_2026-11-27c/gpu12.txt")),
+        ("2026-11-27e gpu002", finished("fidelity_2026-11-27e/h100/gpu002.json", "002", "cifar-lenet")),
+    ],
+    "003 BERT-base step": [
+        ("2026-11-27 first", finished("fidelity_h100_2026-11-27/gpu3_first.json", "003", BERT)),
+        ("2026-11-27 second", finished("fidelity_h100_2026-11-27/gpu3_second.json", "003", BERT)),
+    ],
+    "004 mnist-cnn": [("2026-11-27 gpu004", finished("fidelity_h100_2026-11-27/gpu004.json", "004", "mnist-cnn"))],
+}
+
+
 def show(tag: str, name: str, rounds: Rounds) -> None:
     script = [s for s, _ in rounds]
     harness = [h for _, h in rounds]
@@ -149,7 +202,8 @@ def main() -> None:
     print("This session's runs\n\n" + header)
     for tag, name, rounds in THIS_SESSION:
         show(tag, name, rounds)
-    for title, table in (("H200 GPU", H200_GPU), ("H200 host CPU", H200_CPU)):
+    tables = (("H200 GPU", H200_GPU), ("H200 host CPU", H200_CPU), ("H100 host CPU", H100_CPU), ("H100 GPU", H100_GPU))
+    for title, table in tables:
         print(f"\n{title}: every run on today's loops, then all its rounds pooled\n\n" + header)
         for name, runs in table.items():
             for where, rounds in runs:
