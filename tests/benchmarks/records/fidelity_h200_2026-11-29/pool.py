@@ -1,5 +1,6 @@
-"""This folder's rows, and every row of item 1's lent hosts measured on today's loops, pooled (ms per unit), by
-runner.fidelity.summarise (the statistic of a result file's `fidelity` block). From the repository's root:
+"""Every row of item 1's lent hosts measured on today's loops, this folder's runs among them, run by run and pooled
+(ms per unit), by runner.fidelity.summarise (the statistic of a result file's `fidelity` block), with
+tests/benchmarks/fidelity_pool.py. From the repository's root:
 
     python tests/benchmarks/records/fidelity_h200_2026-11-29/pool.py
 
@@ -13,61 +14,15 @@ come from its --json at full precision, a row cut off before it finished from it
 
 from __future__ import annotations
 
-import io
-import json
-import re
-import statistics
-import tarfile
+import sys
 from pathlib import Path
 
-from runner.fidelity import summarise
-
-RECORDS = Path(__file__).resolve().parent.parent
-ROUND = re.compile(r"seed \(plain ([\d.]+)\), benchsite ([\d.]+) ms")
-
-Rounds = list[tuple[float, float]]  # (script, benchsite) in ms, one per round
-
-
-def read(path: str) -> str:
-    """A records file's text; `ARCHIVE.tgz:MEMBER` reads a member of a tarball."""
-    archive, _, member = path.partition(":")
-    if not member:
-        return RECORDS.joinpath(path).read_text()
-    with tarfile.open(RECORDS / archive) as tar:
-        found = tar.extractfile(member)
-        assert found is not None, path
-        return io.TextIOWrapper(found).read()
-
-
-def finished(path: str, seed: str, measurement: str) -> Rounds:
-    """One row's rounds from a fidelity.py --json file."""
-    (row,) = [r for r in json.loads(read(path)) if r["seed"] == seed and r["measurement"] == measurement]
-    return [(1000 * s, 1000 * h) for s, h in zip(row["transcription_rounds"], row["benchsite_rounds"], strict=True)]
-
-
-def cut_off(path: str) -> Rounds:
-    """The rounds a fidelity.py output printed after its last finished row (a row the device call cut off)."""
-    printed = read(path).splitlines()
-    last = max((i for i, line in enumerate(printed) if " ratio " in line), default=-1)
-    return [(float(m[1]), float(m[2])) for line in printed[last + 1 :] if (m := ROUND.search(line))]
-
+sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
+from tests.benchmarks.fidelity_pool import HEADER, Rounds, cut_off, finished, show
 
 D2, D8, D12 = ("depth-sweep depth=2", "depth-sweep depth=8", "depth-sweep depth=12")
 BERT = "transformer model=bert-base mode=train batch_size=8"
 HERE = "fidelity_h200_2026-11-29"
-
-# This session's runs: machine C the GPU's rows (and seed 004's CPU, one round before the machine was given back),
-# machine D the host CPU's seeds 003 and 002.
-THIS_SESSION: list[tuple[str, str, Rounds]] = [
-    ("C gpu", "001 depth 8", finished(f"{HERE}/machine_c/gpu_rest.json", "001", D8)),
-    ("C gpu", "001 depth 12", finished(f"{HERE}/machine_c/gpu_rest.json", "001", D12)),
-    ("C gpu", "002 cifar-lenet", finished(f"{HERE}/machine_c/gpu_rest.json", "002", "cifar-lenet")),
-    ("C gpu", "003 BERT-base step", finished(f"{HERE}/machine_c/gpu_rest.json", "003", BERT)),
-    ("C gpu", "004 mnist-cnn", finished(f"{HERE}/machine_c/gpu_004.json", "004", "mnist-cnn")),
-    ("C cpu", "004 mnist-cnn (cut off)", cut_off(f"{HERE}/machine_c/cpu_004.txt")),
-    ("D cpu", "003 BERT-base step", finished(f"{HERE}/machine_d/cpu_003.json", "003", BERT)),
-    ("D cpu", "002 cifar-lenet", finished(f"{HERE}/machine_d/cpu_002.json", "002", "cifar-lenet")),
-]
 
 # Every run on today's loops, by row: (where, rounds).
 H200_GPU: dict[str, list[tuple[str, Rounds]]] = {
@@ -110,7 +65,7 @@ H200_GPU: dict[str, list[tuple[str, Rounds]]] = {
     ],
 }
 
-# The host's 16-core CPU, the rows this session measured again.
+# The host's 16-core CPU, the rows this folder measured (seed 004 one round: the machine was given back).
 H200_CPU: dict[str, list[tuple[str, Rounds]]] = {
     "002 cifar-lenet": [
         ("2026-11-28d run 1 (cut off)", cut_off("fidelity_2026-11-28d/h200_fidelity002_call.tgz:go/run_cpu.txt")),
@@ -127,6 +82,7 @@ H200_CPU: dict[str, list[tuple[str, Rounds]]] = {
         ("2026-11-28f B", finished("fidelity_h200_2026-11-28f/machine_b/cpu_a.json", "003", BERT)),
         ("2026-11-29 D", finished(f"{HERE}/machine_d/cpu_003.json", "003", BERT)),
     ],
+    "004 mnist-cnn": [("2026-11-29 C (cut off)", cut_off(f"{HERE}/machine_c/cpu_004.txt"))],
 }
 
 
@@ -182,29 +138,10 @@ H100_GPU: dict[str, list[tuple[str, Rounds]]] = {
 }
 
 
-def show(tag: str, name: str, rounds: Rounds) -> None:
-    script = [s for s, _ in rounds]
-    harness = [h for _, h in rounds]
-    if len(rounds) < 2:
-        print(f"| {tag} | {name} | {len(rounds)} | {script[0]:,.3f} | {harness[0]:,.3f} | | |")
-        return
-    s = summarise(harness, script)
-    print(
-        f"| {tag} | {name} | {len(rounds)} | {statistics.geometric_mean(script):,.3f} | "
-        f"{statistics.geometric_mean(harness):,.3f} | {s.ratio:.3f} ({s.ci95[0]:.3f} .. {s.ci95[1]:.3f}) | "
-        f"{s.verdict} |"
-    )
-
-
 def main() -> None:
-    header = "| run | row | rounds | script | benchsite | ratio (95% interval) | verdict |\n"
-    header += "|---|---|---:|---:|---:|---|---|"
-    print("This session's runs\n\n" + header)
-    for tag, name, rounds in THIS_SESSION:
-        show(tag, name, rounds)
     tables = (("H200 GPU", H200_GPU), ("H200 host CPU", H200_CPU), ("H100 host CPU", H100_CPU), ("H100 GPU", H100_GPU))
     for title, table in tables:
-        print(f"\n{title}: every run on today's loops, then all its rounds pooled\n\n" + header)
+        print(f"\n{title}: every run on today's loops, then all its rounds pooled\n\n{HEADER}")
         for name, runs in table.items():
             for where, rounds in runs:
                 show(where, name, rounds)

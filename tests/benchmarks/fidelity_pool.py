@@ -1,0 +1,76 @@
+"""Rounds of `fidelity.py` runs read back from the committed records, pooled and printed as a Markdown table, by
+runner.fidelity.summarise (the statistic of a result file's `fidelity` block). The records' own `pool.py` scripts
+name their runs and call these; not part of the test run.
+
+A finished row's rounds come from fidelity.py's --json at full precision; a row a device call cut off before it
+finished, from the rounds fidelity.py printed after its last finished row (to 0.01 ms).
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import json
+import re
+import statistics
+import tarfile
+from pathlib import Path
+
+from runner.fidelity import summarise
+
+RECORDS = Path(__file__).resolve().parent / "records"
+ROUND = re.compile(r"seed \(plain ([\d.]+)\), benchsite ([\d.]+) ms")
+HEADER = "\n".join(
+    ["| run | row | rounds | script | benchsite | ratio (95% interval) | verdict |", "|---|---|---:|---:|---:|---|---|"]
+)
+
+Rounds = list[tuple[float, float]]  # (script, benchsite) in ms, one per round
+
+
+@functools.cache
+def read(path: str) -> str:
+    """A file's text, relative to tests/benchmarks/records; `ARCHIVE.tgz:MEMBER` reads a member of a tarball."""
+    archive, _, member = path.partition(":")
+    if not member:
+        return RECORDS.joinpath(path).read_text()
+    with tarfile.open(RECORDS / archive) as tar:
+        found = tar.extractfile(member)
+        assert found is not None, path
+        return io.TextIOWrapper(found).read()
+
+
+def rows(path: str) -> dict[str, Rounds]:
+    """Every finished row's rounds in a fidelity.py --json file, keyed 'SEED MEASUREMENT', in the file's order."""
+    return {
+        f"{r['seed']} {r['measurement']}": [
+            (1000 * s, 1000 * h) for s, h in zip(r["transcription_rounds"], r["benchsite_rounds"], strict=True)
+        ]
+        for r in json.loads(read(path))
+    }
+
+
+def finished(path: str, seed: str, measurement: str) -> Rounds:
+    """One row's rounds from a fidelity.py --json file."""
+    return rows(path)[f"{seed} {measurement}"]
+
+
+def cut_off(path: str) -> Rounds:
+    """The rounds a fidelity.py output printed after its last finished row (a row the device call cut off)."""
+    printed = read(path).splitlines()
+    last = max((i for i, line in enumerate(printed) if " ratio " in line), default=-1)
+    return [(float(m[1]), float(m[2])) for line in printed[last + 1 :] if (m := ROUND.search(line))]
+
+
+def show(tag: str, name: str, rounds: Rounds) -> None:
+    """One line of a HEADER table: the rounds' geometric means and, from two rounds on, the ratio and its verdict."""
+    script = [s for s, _ in rounds]
+    harness = [h for _, h in rounds]
+    if len(rounds) < 2:
+        print(f"| {tag} | {name} | {len(rounds)} | {script[0]:,.3f} | {harness[0]:,.3f} | | |")
+        return
+    s = summarise(harness, script)
+    print(
+        f"| {tag} | {name} | {len(rounds)} | {statistics.geometric_mean(script):,.3f} | "
+        f"{statistics.geometric_mean(harness):,.3f} | {s.ratio:.3f} ({s.ci95[0]:.3f} .. {s.ci95[1]:.3f}) | "
+        f"{s.verdict} |"
+    )
