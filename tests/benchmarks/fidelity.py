@@ -113,16 +113,24 @@ def transcription(row: dict, device: str, units: int, drop_env: list[str], launc
 def gc_report(path: Path) -> None:
     """Where the collector's time went, per process that ran a loop: the seed's script, and benchsite's
     measuring child (a child of the fork server or of this script), with the DataLoader workers each forked
-    (one set per epoch) summed beside it."""
-    events: dict[int, list[tuple[int, float]]] = {}
+    (one set per epoch) summed beside it. Where the loop iterates a DataLoader, the hook also recorded each
+    epoch's bounds: a second table places each collection in the timed epochs (every pass but the first, the
+    warm-up, on both sides) or outside them, and lists the timed epochs, * where the loop's own process ran a
+    full collection during one."""
+    events: dict[int, list[tuple[int, float, float]]] = {}  # pid: (generation, ended at, microseconds)
+    epochs: dict[int, list[tuple[float, float, float, int]]] = {}  # pid: (began, first batch, ended, batches)
     parent: dict[int, int] = {}
     for line in path.read_text().splitlines():
-        pid, ppid, gen, _, micros, *_ = line.split()
-        if gen == "fork":  # a fork's own line: the collector's counters it inherited
-            parent[int(pid)] = int(ppid)
-            continue
-        events.setdefault(int(pid), []).append((int(gen), float(micros)))
+        pid, ppid, kind, *rest = line.split()
         parent[int(pid)] = int(ppid)
+        if kind == "fork":  # a fork's own line: the collector's counters it inherited
+            continue
+        if kind == "epoch":
+            began, first, ended, batches = rest
+            epochs.setdefault(int(pid), []).append((float(began), float(first), float(ended), int(batches)))
+            continue
+        ended_at, micros, *_ = rest
+        events.setdefault(int(pid), []).append((int(kind), float(ended_at), float(micros)))
     children: dict[int, list[int]] = {}
     for pid, ppid in parent.items():
         children.setdefault(ppid, []).append(pid)
@@ -142,16 +150,50 @@ def gc_report(path: Path) -> None:
         own = events.get(pid, [])
         per_gen = []
         for gen in (0, 1, 2):
-            times = [m for g, m in own if g == gen]
+            times = [m for g, _, m in own if g == gen]
             per_gen.append(f"{len(times)} / {sum(times) / 1e3:.1f}")
         workers = children.get(pid, [])
-        theirs = [(g, m) for w in workers for g, m in events.get(w, [])]
+        theirs = [(g, m) for w in workers for g, _, m in events.get(w, [])]
         split = ", ".join(
             f"gen{gen} {len(ms)} / {sum(ms) / 1e3:.1f}"
             for gen in (0, 1, 2)
             if (ms := [m for g, m in theirs if g == gen])
         )
         print(f"| {side} | {pid} | {len(workers)} | {' | '.join(per_gen)} | {split or 'none'} |")
+    timed_loops = [(side, pid) for side, pid in loops if len(epochs.get(pid, [])) > 1]
+    if not timed_loops:
+        return
+    print("\nthe timed epochs (every DataLoader pass after the first), and the collections during them (ms)")
+    print(
+        "| side | pid | timed epochs | mean epoch | median epoch | first batch, median | full collections in them, "
+        "n / ms | young, ms | workers', ms | full collections outside them | epochs (* with a full collection) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
+    for side, pid in timed_loops:
+        timed = epochs[pid][1:]
+        own = [(g, _epoch_of(timed, t, m), m) for g, t, m in events.get(pid, [])]
+        full_in = [(i, m) for g, i, m in own if g == 2 and i is not None]
+        young_ms = sum(m for g, i, m in own if g < 2 and i is not None) / 1e3
+        full_out = sum(1 for g, i, _ in own if g == 2 and i is None)
+        workers_ms = (
+            sum(m for w in children.get(pid, []) for _, t, m in events.get(w, []) if _epoch_of(timed, t, m) is not None)
+            / 1e3
+        )
+        lengths = [(e - b) * 1e3 for b, _, e, _ in timed]
+        first_batch = statistics.median((f - b) * 1e3 for b, f, _, _ in timed)  # iter() to the first batch: the forks
+        marked = {i for i, _ in full_in}
+        listed = ", ".join(f"{ms:.0f}{'*' if i in marked else ''}" for i, ms in enumerate(lengths))
+        print(
+            f"| {side} | {pid} | {len(timed)} | {statistics.mean(lengths):.1f} | {statistics.median(lengths):.1f} | "
+            f"{first_batch:.1f} | {len(full_in)} / {sum(m for _, m in full_in) / 1e3:.1f} | {young_ms:.1f} | "
+            f"{workers_ms:.1f} | {full_out} | {listed} |"
+        )
+
+
+def _epoch_of(timed: list[tuple[float, float, float, int]], ended_at: float, micros: float) -> int | None:
+    """The timed epoch a collection ran in (by its midpoint), or None."""
+    mid = ended_at - micros / 2e6
+    return next((i for i, (began, _, ended, _) in enumerate(timed) if began <= mid <= ended), None)
 
 
 def main() -> None:
@@ -186,8 +228,9 @@ def main() -> None:
     parser.add_argument(
         "--gc-trace",
         action="store_true",
-        help="time every garbage collection in both sides' processes and their DataLoader workers, and print "
-        "where the collector's time went (adds a hook to every Python process started from here)",
+        help="time every garbage collection in both sides' processes and their DataLoader workers, and every "
+        "DataLoader epoch's bounds, and print where the collector's time went and which of it fell in the timed "
+        "epochs (adds a hook to every Python process started from here)",
     )
     args = parser.parse_args()
     if args.rounds < 2:  # runner.fidelity.MIN_ROUNDS (imported later: nothing before the gc-trace hook)
