@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,6 +170,7 @@ def gc_report(path: Path) -> None:
         "n / ms | young, ms | workers', ms | full collections outside them | epochs (* with a full collection) |"
     )
     print("|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---|")
+    traced: list[TracedLoop] = []
     for side, pid in timed_loops:
         timed = epochs[pid][1:]
         own = [(g, _epoch_of(timed, t, m), m) for g, t, m in events.get(pid, [])]
@@ -187,6 +189,43 @@ def gc_report(path: Path) -> None:
             f"| {side} | {pid} | {len(timed)} | {statistics.mean(lengths):.1f} | {statistics.median(lengths):.1f} | "
             f"{first_batch:.1f} | {len(full_in)} / {sum(m for _, m in full_in) / 1e3:.1f} | {young_ms:.1f} | "
             f"{workers_ms:.1f} | {full_out} | {listed} |"
+        )
+        traced.append(TracedLoop(side, lengths, first_batch, len(full_in), young_ms, workers_ms))
+    epoch_summary(traced)
+
+
+@dataclass(frozen=True)
+class TracedLoop:
+    """One loop process's timed epochs, as gc_report's second table lists them (ms)."""
+
+    side: str
+    epochs_ms: list[float]
+    first_batch_ms: float  # the median over its timed epochs
+    full_collections: int  # the loop's own process, during its timed epochs
+    young_ms: float
+    workers_ms: float
+
+
+def epoch_summary(loops: list[TracedLoop]) -> None:
+    """Each side's timed epochs pooled over its processes: is one side's tail of slow epochs heavier, and does the
+    collector or the workers' start account for it?"""
+    print("\neach side's timed epochs pooled over its processes (ms)")
+    print(
+        "| side | processes | timed epochs | mean | median | 90th percentile | slowest | mean / median "
+        "| first batch, mean of the processes' medians | full collections in them | young, ms a process "
+        "| workers', ms a process |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for side in sorted({loop.side for loop in loops}, reverse=True):
+        mine = [loop for loop in loops if loop.side == side]
+        epochs = [ms for loop in mine for ms in loop.epochs_ms]
+        p90 = statistics.quantiles(epochs, n=10, method="inclusive")[-1] if len(epochs) > 1 else epochs[0]
+        print(
+            f"| {side} | {len(mine)} | {len(epochs)} | {statistics.mean(epochs):.1f} | {statistics.median(epochs):.1f} "
+            f"| {p90:.1f} | {max(epochs):.0f} | {statistics.mean(epochs) / statistics.median(epochs):.3f} "
+            f"| {statistics.mean(loop.first_batch_ms for loop in mine):.1f} "
+            f"| {sum(loop.full_collections for loop in mine)} | {statistics.mean(loop.young_ms for loop in mine):.2f} "
+            f"| {statistics.mean(loop.workers_ms for loop in mine):.2f} |"
         )
 
 
