@@ -5,8 +5,11 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
 import random
 import statistics
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -342,3 +345,31 @@ def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unk
     # the shipped list holds earlier versions only, each of a script that ships
     for name, hashes in json.loads(fidelity.PAST_SCRIPTS.read_text()).items():
         assert fidelity.script_sha256(name) is not None and fidelity.script_sha256(name) not in hashes
+
+
+def test_the_benchmarks_trace_hook_records_each_dataloader_epoch_without_importing_torch_itself(tmp_path):
+    """fidelity.py --gc-trace: the hook (tests/benchmarks/gctrace) wraps DataLoader.__iter__ only once PyTorch's module
+    is imported, so a process that never imports it is untouched; each pass writes one epoch line, and a pass the loop
+    leaves early writes none."""
+    hook = Path(__file__).resolve().parent / "benchmarks" / "gctrace"
+    trace = tmp_path / "trace.txt"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(Path(__file__).resolve().parents[1])])}
+    env["BENCHSITE_GC_TRACE"] = str(trace)
+    untouched = "import sys; assert 'torch' not in sys.modules and 'torch.utils.data.dataloader' not in sys.modules"
+    subprocess.run([sys.executable, "-c", untouched], env=env, check=True)
+    loop = (
+        "import torch\n"
+        "from torch.utils.data import DataLoader, TensorDataset\n"
+        "loader = DataLoader(TensorDataset(torch.arange(25.0)), batch_size=10, num_workers=1)\n"
+        "for epoch in range(2):\n"
+        "    assert sum(len(b) for (b,) in loader) == 25\n"
+        "for (b,) in loader:\n"
+        "    break\n"
+    )
+    subprocess.run([sys.executable, "-c", loop], env=env, check=True, timeout=120)
+    epochs = [line.split() for line in trace.read_text().splitlines() if line.split()[2] == "epoch"]
+    assert len(epochs) == 2
+    for _, _, _, began, first, ended, batches in epochs:
+        assert float(began) <= float(first) <= float(ended)
+        assert batches == "3"
+    assert float(epochs[0][5]) <= float(epochs[1][3])
