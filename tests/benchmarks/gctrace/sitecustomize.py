@@ -13,7 +13,7 @@ pid, `epoch`, when `iter(loader)` was called, when its first batch arrived and w
 time.perf_counter, one clock for every process on the host), and its batches; so each collection can be placed in
 an epoch, warm-up or timed. The DataLoader is wrapped once its module is imported (`_EpochFinder`), so this hook
 imports nothing itself: each process imports PyTorch when it would have. What the wrapper adds to an epoch (a
-generator frame per batch, one clock read at each end, one short write) falls on both sides of a fidelity row
+generator frame per batch, three clock reads, one short write) falls on both sides of a fidelity row
 alike."""
 
 import gc
