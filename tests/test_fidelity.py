@@ -355,7 +355,12 @@ def test_the_benchmarks_trace_hook_records_each_dataloader_epoch_without_importi
     trace = tmp_path / "trace.txt"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(hook), str(Path(__file__).resolve().parents[1])])}
     env["BENCHSITE_GC_TRACE"] = str(trace)
-    untouched = "import sys; assert 'torch' not in sys.modules and 'torch.utils.data.dataloader' not in sys.modules"
+    # the hook is in place, waiting on sys.meta_path, and has imported nothing
+    untouched = (
+        "import sys\n"
+        "assert [type(f).__name__ for f in sys.meta_path].count('_EpochFinder') == 1\n"
+        "assert 'torch' not in sys.modules\n"
+    )
     subprocess.run([sys.executable, "-c", untouched], env=env, check=True)
     loop = (
         "import torch\n"
