@@ -9,12 +9,14 @@ finished, from the rounds fidelity.py printed after its last finished row (to 0.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import io
 import json
 import re
 import statistics
 import tarfile
 from pathlib import Path
+from types import ModuleType
 
 from runner.fidelity import summarise
 
@@ -74,3 +76,22 @@ def show(tag: str, name: str, rounds: Rounds) -> None:
         f"{statistics.geometric_mean(harness):,.3f} | {s.ratio:.3f} ({s.ci95[0]:.3f} .. {s.ci95[1]:.3f}) | "
         f"{s.verdict} |"
     )
+
+
+def table(title: str, runs_by_row: dict[str, list[tuple[str, Rounds]]]) -> None:
+    """A titled HEADER table: each row's runs one line each, then all of that row's rounds pooled."""
+    print(f"\n{title}: every run on today's loops, then all its rounds pooled\n\n{HEADER}")
+    for name, runs in runs_by_row.items():
+        for where, rounds in runs:
+            show(where, name, rounds)
+        show("**pooled**", name, [r for _, rounds in runs for r in rounds])
+
+
+def earlier_pool(folder: str) -> ModuleType:
+    """Another records folder's pool.py, loaded as a module: a later pool appends its runs to that pool's tables and
+    prints them with its main()."""
+    spec = importlib.util.spec_from_file_location(f"pool_{folder}", RECORDS / folder / "pool.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import HEADER, Rounds, cut_off, finished, show
+from tests.benchmarks.fidelity_pool import Rounds, cut_off, finished, table
 
 D2, D8, D12 = ("depth-sweep depth=2", "depth-sweep depth=8", "depth-sweep depth=12")
 BERT = "transformer model=bert-base mode=train batch_size=8"
@@ -140,12 +140,8 @@ H100_GPU: dict[str, list[tuple[str, Rounds]]] = {
 
 def main() -> None:
     tables = (("H200 GPU", H200_GPU), ("H200 host CPU", H200_CPU), ("H100 host CPU", H100_CPU), ("H100 GPU", H100_GPU))
-    for title, table in tables:
-        print(f"\n{title}: every run on today's loops, then all its rounds pooled\n\n{HEADER}")
-        for name, runs in table.items():
-            for where, rounds in runs:
-                show(where, name, rounds)
-            show("**pooled**", name, [r for _, rounds in runs for r in rounds])
+    for title, runs_by_row in tables:
+        table(title, runs_by_row)
 
 
 if __name__ == "__main__":

@@ -13,21 +13,15 @@ two runs of the twelfth session (machines A and B of 2026-11-28f) are listed her
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import finished
+from tests.benchmarks.fidelity_pool import earlier_pool, finished
 
 HERE = "fidelity_h200_2026-11-29b"
 D12 = "depth-sweep depth=12"
-_spec = importlib.util.spec_from_file_location(
-    "pool29", Path(__file__).resolve().parents[1] / "fidelity_h200_2026-11-29" / "pool.py"
-)
-assert _spec is not None and _spec.loader is not None
-earlier = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(earlier)
+earlier = earlier_pool("fidelity_h200_2026-11-29")
 
 earlier.H200_GPU["000 tabular-mlp"].append(
     ("2026-11-29b F", finished(f"{HERE}/machine_f/gpu_000.json", "000", "tabular-mlp"))

@@ -10,22 +10,15 @@ its runner and transcriptions are those the earlier runs measured.
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import cut_off, finished
+from tests.benchmarks.fidelity_pool import cut_off, earlier_pool, finished
 
 HERE = "fidelity_h200_2026-11-29c"
 BERT = "transformer model=bert-base mode=train batch_size=8"
-_spec = importlib.util.spec_from_file_location(
-    "pool29b", Path(__file__).resolve().parents[1] / "fidelity_h200_2026-11-29b" / "pool.py"
-)
-assert _spec is not None and _spec.loader is not None
-_pool29b = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_pool29b)
-earlier = _pool29b.earlier
+earlier = earlier_pool("fidelity_h200_2026-11-29b").earlier  # the tables 29b extends
 
 earlier.H200_GPU["003 BERT-base step"].append(
     ("2026-11-29c G", finished(f"{HERE}/machine_g/gpu_003.json", "003", BERT))

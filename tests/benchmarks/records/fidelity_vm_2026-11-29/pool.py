@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import HEADER, finished, show
+from tests.benchmarks.fidelity_pool import finished, table
 
 HERE = "fidelity_vm_2026-11-29"
 D2 = "depth-sweep depth=2"
@@ -31,9 +31,4 @@ VM = {
 }
 
 if __name__ == "__main__":
-    print("2-core AMD VM: every run on today's loops, then all its rounds pooled\n")
-    print(HEADER)
-    for name, runs in VM.items():
-        for tag, rounds in runs:
-            show(tag, name, rounds)
-        show("**pooled**", name, [r for _, rounds in runs for r in rounds])
+    table("2-core AMD VM", VM)
