@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import importlib.metadata
 import importlib.util
 import os
@@ -18,6 +19,7 @@ import shutil
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -660,7 +662,9 @@ def measure_group(
             twin(index)
         for batch in batches:
             if batch:
-                executor.run_cases(job, batch, plan.timeout_s, on_event, spare_pools.take_worker)
+                # spares are on only where each batch is one point (a seed's group)
+                take = functools.partial(spare_pools.take_worker, batch[0])
+                executor.run_cases(job, batch, plan.timeout_s, on_event, take)
             for index in batch:
                 twin(index)
     finally:
@@ -678,24 +682,39 @@ class _Spares:
         self.on = bool(job["seed_process"]) and os.environ.get(SPARES_ENV, "1") != "0"
         twinned = [i for i in indices if plan.options.twins and _twin_of(group, i) is not None]
         rounds = plan.options.fidelity_rounds
-        # upper bounds (a point with long units takes fewer rounds): they size the batches
-        workers = len(indices) + len(twinned) * (rounds - 1)
-        imports = protocol.seed_imports(group.workload.id)
-        self.workers = spares.Pool(spares.worker_argv(group.framework, imports), expected=workers)
+        # What each point imports before its loop in any case (a transformer point: its model family's module too).
+        # Upper bounds of how many measuring processes will want each (a point with long units takes fewer twin
+        # rounds) size the batches.
+        self.imports = {
+            i: protocol.seed_imports(group.workload.id, group.cases[group.indices.index(i)].config) for i in indices
+        }
+        expected = Counter(self.imports[i] for i in indices)
+        expected.update(self.imports[i] for i in twinned for _ in range(rounds - 1))
+        self.workers = {
+            imports: spares.Pool(spares.worker_argv(group.framework, imports), expected=count)
+            for imports, count in expected.items()
+        }
         twin = _twin_of(group, twinned[0]) if twinned else None  # a group's points are one seed's
         scripts = spares.script_argv(*(twin.imports if twin else fidelity.SCRIPT_IMPORTS))
         self.scripts = spares.Pool(scripts, expected=len(twinned) * rounds)
-        # the scripts' spares start beside the measuring processes' (and the other way round): one wait, not two
-        self.workers.partners, self.scripts.partners = [self.scripts], [self.workers]
+        # every kind starts beside the others (the scripts' first, as a twin follows its point): one wait, not several
+        pools = [self.scripts, *self.workers.values()]
+        for pool in pools:
+            pool.partners = [other for other in pools if other is not pool]
 
-    def take_worker(self) -> spares.Spare | None:
-        return self.workers.take() if self.on else None
+    def worker_pool(self, index: int) -> spares.Pool:
+        """The pool of measuring processes that imported ahead what this point imports."""
+        return self.workers[self.imports[index]]
+
+    def take_worker(self, index: int) -> spares.Spare | None:
+        return self.worker_pool(index).take() if self.on else None
 
     def take_script(self) -> spares.Spare | None:
         return self.scripts.take() if self.on else None
 
     def close(self) -> None:
-        self.workers.close()
+        for pool in self.workers.values():
+            pool.close()
         self.scripts.close()
 
 
@@ -764,7 +783,11 @@ def _with_twin(
             if round_:
                 began = time.perf_counter()
                 again = executor.run_cases(
-                    again_job, [index], plan.timeout_s, lambda event: None, pools.take_worker if pools else None
+                    again_job,
+                    [index],
+                    plan.timeout_s,
+                    lambda event: None,
+                    functools.partial(pools.take_worker, index) if pools else None,
                 )
                 _log_twin_side(twin, "harness", round_, began)
                 event = again.get(index, {})

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -263,8 +264,9 @@ name, index = sys.argv[1], int(sys.argv[2])
 framework = worker._framework("torch")
 device = framework.make_device("cpu", "CPU")
 workload = get(name)
-worker.import_builder(workload.implementations["torch"])(workload.cases("tiny")[index], "as-written", device)
-print(json.dumps([n for n in protocol.seed_imports(name) if n not in sys.modules]))
+case = workload.cases("tiny")[index]
+worker.import_builder(workload.implementations["torch"])(case, "as-written", device)
+print(json.dumps([n for n in protocol.seed_imports(name, case.config) if n not in sys.modules]))
 """
 
 SEED_POINTS = [
@@ -276,10 +278,45 @@ SEED_POINTS = [
 
 @pytest.mark.parametrize(("workload", "index"), SEED_POINTS)
 def test_what_a_worker_spare_imports_ahead_each_point_has_imported_when_built(workload, index):
-    """A spare worker imports runner.measure.protocol.seed_imports ahead: the build of every as-written point (the
-    tiny profile's, infer and train alike), each in a fresh interpreter, imports them before its timed loop anyway."""
+    """A spare worker imports runner.measure.protocol.seed_imports ahead (a transformer point's model family's module
+    among them): the build of every as-written point (the tiny profile's, infer and train alike, every model family),
+    each in a fresh interpreter, imports them before its timed loop anyway."""
     done = subprocess.run(
         [sys.executable, "-c", BUILD_ONE_POINT, workload, str(index)], capture_output=True, text=True, timeout=600
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_each_point_takes_a_spare_that_imported_its_own_model_family_and_no_other(tmp_path, monkeypatch):
+    """The tiny transformer sweep (BERT, ViT and ConvNeXt points): one pool of measuring processes per family, each
+    sized to its points, all started beside one another, and measure_group hands each point a spare of its own
+    family's pool."""
+    plan = cpu_torch_plan(tmp_path, ["transformer"], ["as-written"], 0.05)
+    (group,) = plan.groups
+    family = {i: case.config["model"]["family"] for i, case in zip(group.indices, group.cases, strict=True)}
+    assert sorted(set(family.values())) == ["bert", "convnext", "vit"]
+    pools = api._Spares(plan, group, {"seed_process": True}, list(group.indices))
+    for index in group.indices:
+        argv = pools.worker_pool(index).argv
+        assert argv[-1] == protocol.TRANSFORMER_MODULES[family[index]]
+        assert not set(argv) & (set(protocol.TRANSFORMER_MODULES.values()) - {argv[-1]})
+    assert sorted(p.expected for p in pools.workers.values()) == sorted(Counter(family.values()).values())
+    every = [pools.scripts, *pools.workers.values()]
+    assert all({id(q) for q in p.partners} == {id(q) for q in every if q is not p} for p in every)
+
+    taken: list[str] = []
+
+    def take(self):
+        taken.append(self.argv[-1])
+        return None  # no spare: the executor would start a fresh interpreter
+
+    def run_cases(job, indices, timeout_s, on_event, take_spare=None):
+        assert take_spare is not None and len(indices) == 1
+        take_spare()
+        return {}  # nothing measured: only which spare each point asked for matters here
+
+    monkeypatch.setattr(spares.Pool, "take", take)
+    monkeypatch.setattr(api.executor, "run_cases", run_cases)
+    api.measure_group(plan, group, api.Progress())
+    assert taken == [protocol.TRANSFORMER_MODULES[family[i]] for i in group.indices]

@@ -45,11 +45,23 @@ SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet",
 # every such workload's points and checks that each of these was imported by then.
 SEED_IMPORTS = ("torch._dynamo",)
 SEED_IMPORTS_BY_WORKLOAD = {"transformer": ("transformers",)}
+# The module of each transformer model family's PyTorch classes. `import transformers` loads none of them: the first
+# use of a class does (1.8 to 2.2 s each on the 2-core VM, after transformers itself), so a point imports its own
+# family's module, and only that one, while it builds its model. The fork server imports them all once.
+TRANSFORMER_MODULES = {
+    "bert": "transformers.models.bert.modeling_bert",
+    "vit": "transformers.models.vit.modeling_vit",
+    "convnext": "transformers.models.convnext.modeling_convnext",
+}
 
 
-def seed_imports(workload: str) -> tuple[str, ...]:
-    """The modules a seed-process point of this workload imports before its timed loop in any case."""
-    return (*SEED_IMPORTS, *SEED_IMPORTS_BY_WORKLOAD.get(workload, ()))
+def seed_imports(workload: str, config: dict[str, Any] | None = None) -> tuple[str, ...]:
+    """The modules a seed-process point of this workload imports before its timed loop in any case; with the
+    point's config, those of that point alone too (a transformer point's model family)."""
+    point: tuple[str, ...] = ()
+    if workload == "transformer" and config is not None:
+        point = (TRANSFORMER_MODULES[config["model"]["family"]],)
+    return (*SEED_IMPORTS, *SEED_IMPORTS_BY_WORKLOAD.get(workload, ()), *point)
 
 
 def seed_process(job: dict[str, Any]) -> bool:

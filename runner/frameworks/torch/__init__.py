@@ -15,17 +15,13 @@ from typing import Any
 
 import torch
 
+from runner.measure import protocol
 from runner.measure.timing import check_engine
 
 GIB = 1024**3
 # Imported once by the fork server (runner.measure.forkserver.preload_lazy), not in every measuring child: torch._dynamo
 # is imported by the first optimiser a loop builds, the model classes by the transformer workloads.
-PRELOAD = (
-    "torch._dynamo",
-    "transformers.models.bert.modeling_bert",
-    "transformers.models.vit.modeling_vit",
-    "transformers.models.convnext.modeling_convnext",
-)
+PRELOAD = (*protocol.SEED_IMPORTS, *protocol.TRANSFORMER_MODULES.values())
 
 
 def compile_ahead_setup(threads: int) -> None:
