@@ -137,6 +137,10 @@ class Group:
     indices: list[int]  # each case's position in workload.cases(profile): how the child finds it
     skip_reason: str | None = None
 
+    def case(self, index: int) -> Case:
+        """The case at this position of the workload's list."""
+        return self.cases[self.indices.index(index)]
+
     def only(self, positions: list[int]) -> None:
         """Keep only the cases at these positions of the workload's list (benchmarks use this)."""
         keep = [i for i, index in enumerate(self.indices) if index in positions]
@@ -685,9 +689,7 @@ class _Spares:
         # What each point imports before its loop in any case (a transformer point: its model family's module too).
         # Upper bounds of how many measuring processes will want each (a point with long units takes fewer twin
         # rounds) size the batches.
-        self.imports = {
-            i: protocol.seed_imports(group.workload.id, group.cases[group.indices.index(i)].config) for i in indices
-        }
+        self.imports = {i: protocol.seed_imports(group.workload.id, group.case(i).config) for i in indices}
         expected = Counter(self.imports[i] for i in indices)
         expected.update(self.imports[i] for i in twinned for _ in range(rounds - 1))
         self.workers = {
@@ -719,7 +721,7 @@ class _Spares:
 
 
 def _twin_of(group: Group, index: int) -> fidelity.Twin | None:
-    case = group.cases[group.indices.index(index)]
+    case = group.case(index)
     return fidelity.twin_for(group.workload.id, group.variant, case.point, case.config, group.framework, group.device)
 
 
@@ -738,7 +740,7 @@ def _untwinned(plan: Plan, group: Group, done: dict[int, Measurement]) -> list[i
             group.workload.id,
             group.variant,
             m.point,
-            group.cases[group.indices.index(index)].config,
+            group.case(index).config,
             group.framework,
             group.device,
         )
@@ -763,7 +765,7 @@ def _with_twin(
     the measurement itself stands."""
     if m is None or m.status != "ok" or not m.samples_s or not plan.options.twins:
         return None
-    case = group.cases[group.indices.index(index)]
+    case = group.case(index)
     twin = _twin_of(group, index)
     if twin is None:
         return None
