@@ -3,6 +3,7 @@ error, and the measurements after it still run. Real child processes, real signa
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -301,6 +302,54 @@ def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
         "assert set(fw.PRELOAD) <= set(sys.modules), fw.PRELOAD\n"
         "assert threading.active_count() == 1, threading.enumerate()\n"
         "assert not torch.cuda.is_initialized()\n"
+        "print('ok')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
+@pytest.mark.parametrize("framework", ["torch", "tensorflow", "jax"])
+def test_a_fork_server_forks_beside_no_thread_that_is_not_safe_across_fork(framework, tmp_path, monkeypatch):
+    """Importing a framework starts native threads: NumPy's and SciPy's OpenBLAS pools (one thread per core but
+    one, each), jemalloc's purger with TensorFlow. The OpenBLAS pools stop themselves at a fork, so the server forks
+    once before its first job: from then on no job is forked beside any thread but the fork-aware ones, and Python's
+    warning about forking a multi-threaded process (3.12 and later) does not open every run. Without that fork this
+    fails for every framework that loads OpenBLAS."""
+    from runner.frameworks import FRAMEWORKS
+    from runner.measure import executor, forkserver
+
+    pytest.importorskip(framework)
+    pytest.importorskip(FRAMEWORKS[framework])
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
+    # the suite's own workloads: another test may have registered plugin workloads this process alone can import
+    modules = [name for name in executor._preload(framework) if name.startswith("runner.")]
+    zygote = forkserver.Zygote(modules)
+    try:
+        assert zygote.wait_ready(300), "the fork server did not start"
+        tasks = Path(f"/proc/{zygote.pid}/task")
+        others = [(task / "comm").read_text().strip() for task in tasks.iterdir() if int(task.name) != zygote.pid]
+        assert set(others) <= forkserver.FORK_AWARE_THREADS, others
+    finally:
+        zygote.close()
+    # what the server reports of its threads is logged where a run's time is (tests/benchmarks/suite_time.py)
+    assert [json.loads(line) for line in log.read_text().splitlines()] == [{"fork_server": modules, "threads_left": []}]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
+def test_a_thread_not_known_to_be_safe_across_fork_keeps_pythons_warning():
+    """settle_threads() reports a thread it does not know (here a Python thread blocked on an event, which a fork
+    does not stop), so the server then forks with Python's warning left on; and the filter it uses where all is
+    known matches the warning's text."""
+    script = (
+        "import re, threading; from runner.measure import forkserver\n"
+        "stop = threading.Event(); threading.Thread(target=stop.wait, daemon=True).start()\n"
+        "left = forkserver.settle_threads()\n"
+        "assert len(left) == 1, left\n"
+        "stop.set()\n"
+        "text = 'This process (pid=4242) is multi-threaded, use of fork() may lead to deadlocks in the child.'\n"
+        "assert re.match(forkserver.FORK_WARNING, text)\n"
         "print('ok')\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)

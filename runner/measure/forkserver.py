@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import importlib
+import json
 import os
 import select
 import signal
@@ -30,12 +31,23 @@ import socket
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO
+
+from runner.measure.protocol import log_phases
 
 SUPPORTED = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
 REAP_EVERY_S = 0.05  # how often the server looks for ended children while it has any
 UNKNOWN_EXIT = 0  # the code reported for a child whose server died first (the caller sees it gave no result)
+# Threads that libraries start on import and that are safe across fork(), by the name the kernel shows: jemalloc's
+# background purger (pyarrow's allocator, loaded with TensorFlow through pandas) runs on in the parent, but
+# jemalloc's own pthread_atfork handlers take its locks for the fork and reset its state in the child, which starts
+# a purger of its own when it needs one.
+FORK_AWARE_THREADS = frozenset({"jemalloc_bg_thd"})
+# What Python (3.12 and later) warns when a process with more than one thread forks.
+FORK_WARNING = r"This process \(pid=\d+\) is multi-threaded, use of fork\(\) may lead to deadlocks"
 
 
 def _child(fds: list[int], server: socket.socket) -> None:
@@ -81,8 +93,10 @@ def serve(modules: list[str]) -> None:
     # copied on write by one (runner.measure.worker freezes again before each build).
     gc.collect()
     gc.freeze()
+    left = settle_threads()
+    quiet = not left
     server = socket.socket(fileno=0)
-    server.sendall(b"ready\n")
+    server.sendall(f"ready {json.dumps(left)}\n".encode())
     children: set[int] = set()
     while True:
         readable, _, _ = select.select([server], [], [], REAP_EVERY_S if children else None)
@@ -100,13 +114,57 @@ def serve(modules: list[str]) -> None:
         message, fds, _, _ = socket.recv_fds(server, 1, 3)
         if not message:
             return  # the parent is gone or done: the children it started run on to their end
-        pid = os.fork()
+        pid = _fork(quiet)
         if pid == 0:
             _child(fds, server)
         for fd in fds:
             os.close(fd)
         children.add(pid)
         server.sendall(f"pid {pid}\n".encode())
+
+
+def other_threads() -> list[str]:
+    """The kernel's names of this process's threads other than the calling one (Linux)."""
+    me = threading.get_native_id()
+    names = []
+    for tid in os.listdir("/proc/self/task"):
+        if int(tid) != me:
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                names.append(Path(f"/proc/self/task/{tid}/comm").read_text().strip())
+    return names
+
+
+def settle_threads() -> list[str]:
+    """Fork once and reap the child before the first job; returns the threads still running beside the server's
+    own that are not known to be safe across a fork (none: it forks as a single-threaded process would).
+
+    Libraries start threads on import. NumPy's and SciPy's OpenBLAS each start a pool of one thread per core but one
+    (two threads in all on a 2-core host) and stop it in their own pthread_atfork handler, before the fork itself:
+    every job's fork always found them stopped, and each child starts its own pool when it needs one. The server
+    runs no BLAS, so after this fork they stay stopped. What runs on after a fork is what Python (3.12 and later)
+    counts, after the fork, when it warns that a multi-threaded process forked: jemalloc's purger, with TensorFlow,
+    did so. Where every thread left is in FORK_AWARE_THREADS the server forks without that warning, which would
+    otherwise open every such `benchsite run`; any other thread keeps it, and the parent logs the threads left
+    (BENCHSITE_PHASE_LOG)."""
+    if not other_threads():
+        return []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=FORK_WARNING, category=DeprecationWarning)
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+    os.waitpid(pid, 0)
+    return [name for name in other_threads() if name not in FORK_AWARE_THREADS]
+
+
+def _fork(quiet: bool) -> int:
+    """os.fork(), without the multi-threaded warning where settle_threads() found only fork-aware threads. The
+    child leaves the `with` block too, so it keeps the warnings filters the server started with."""
+    if not quiet:
+        return os.fork()
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=FORK_WARNING, category=DeprecationWarning)
+        return os.fork()
 
 
 def preload_lazy(modules: Sequence[object]) -> list[str]:
@@ -138,6 +196,7 @@ class Zygote:
             stdout=subprocess.DEVNULL,
             start_new_session=True,  # Ctrl-C is for the parent to handle
         )
+        self.pid = self._proc.pid
         theirs.close()
         self._lock = threading.Lock()  # one fork request at a time
         self._cond = threading.Condition()
@@ -145,12 +204,18 @@ class Zygote:
         self._exits: dict[int, int] = {}
         self._ready = False
         self.alive = True
+        self.modules = modules
+        self.threads_left: list[str] = []  # the server's threads beside its own at its first fork (settle_threads)
         threading.Thread(target=self._read, daemon=True, name="zygote-reader").start()
 
     def _read(self) -> None:
         with self._sock.makefile("rb") as stream:
             for line in stream:
-                kind, *rest = line.decode().split()
+                kind, _, text = line.decode().strip().partition(" ")
+                rest = text.split()
+                if kind == "ready":
+                    self.threads_left = json.loads(text) if text else []
+                    log_phases({"fork_server": self.modules, "threads_left": self.threads_left})
                 with self._cond:
                     if kind == "ready":
                         self._ready = True

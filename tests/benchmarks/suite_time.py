@@ -35,9 +35,9 @@ def print_parts(log: Path) -> None:
     import json
 
     rows: dict[tuple[str, ...], list[float]] = {}
-    passes, compiled, twins, batches = [], [], [], []
+    passes, compiled, twins, batches, servers = [], [], [], [], []
     # the lines that are not a measurement, by the key that marks them
-    others = {"twin": twins, "spares": batches, "ahead_pass_s": passes, "ahead": compiled}
+    others = {"twin": twins, "spares": batches, "ahead_pass_s": passes, "ahead": compiled, "fork_server": servers}
     for line in log.read_text().splitlines():
         entry = json.loads(line)
         marked = next((kind for kind in others if kind in entry), None)
@@ -72,6 +72,9 @@ def print_parts(log: Path) -> None:
             print(f"| {point} | {entry['ahead']} | {entry['wall_s']:.1f} | {'' if peak is None else f'{peak:.0f}'} |")
         print(f"| **all** | | {sum(e['wall_s'] for e in compiled):.1f} | |")
     print_twins(twins, batches)
+    for entry in servers:  # runner.measure.forkserver.settle_threads
+        left = ", ".join(entry["threads_left"]) or "none"
+        print(f"\nfork server of {entry['fork_server'][1]}: threads at its forks not known to be fork-safe: {left}")
 
 
 def print_twins(twins: list[dict], batches: list[dict]) -> None:
