@@ -313,9 +313,9 @@ def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
 def test_a_fork_server_forks_beside_no_thread_that_is_not_safe_across_fork(framework, tmp_path, monkeypatch):
     """Importing a framework starts native threads: NumPy's and SciPy's OpenBLAS pools (one thread per core but
     one, each), jemalloc's purger with TensorFlow. The OpenBLAS pools stop themselves at a fork, so the server forks
-    once before its first job: from then on no job is forked beside any thread but the fork-aware ones, and Python's
-    warning about forking a multi-threaded process (3.12 and later) does not open every run. Without that fork this
-    fails for every framework that loads OpenBLAS."""
+    once before its first job and then sees only what outlives a fork, as every job's fork meets it: here nothing
+    but fork-aware threads, which it reports to the run's phase log. Without that fork the pools are still there
+    when it looks, and this fails for all three frameworks."""
     from runner.frameworks import FRAMEWORKS
     from runner.measure import executor, forkserver
 
