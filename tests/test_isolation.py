@@ -288,6 +288,12 @@ def test_output_that_cannot_be_written_is_refused_before_measuring(tmp_path):
         api.plan_run(api.RunOptions(profile="tiny", output=blocker / "sub" / "r.yaml"))
 
 
+def _python_prints_ok(script: str) -> None:
+    """Run a script in a fresh interpreter from the repository's root; it asserts what it checks and prints ok."""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
 def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
     """What a framework lists in PRELOAD is imported before the fork: it must start no thread (a fork keeps only
@@ -304,8 +310,7 @@ def test_the_fork_server_preloads_lazy_imports_without_threads_or_devices():
         "assert not torch.cuda.is_initialized()\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    _python_prints_ok(script)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork server is Linux-only")
@@ -352,8 +357,7 @@ def test_a_thread_not_known_to_be_safe_across_fork_keeps_pythons_warning():
         "assert re.match(forkserver.FORK_WARNING, text)\n"
         "print('ok')\n"
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=TESTS.parent)
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-2000:]
+    _python_prints_ok(script)
 
 
 def test_a_measurement_frees_its_program_reference_cycles_included(tmp_path):

@@ -148,18 +148,17 @@ def settle_threads() -> list[str]:
     (BENCHSITE_PHASE_LOG)."""
     if not other_threads():
         return []
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=FORK_WARNING, category=DeprecationWarning)
-        pid = os.fork()
-        if pid == 0:
-            os._exit(0)
+    pid = _fork(quiet=True)
+    if pid == 0:
+        os._exit(0)
     os.waitpid(pid, 0)
     return [name for name in other_threads() if name not in FORK_AWARE_THREADS]
 
 
 def _fork(quiet: bool) -> int:
-    """os.fork(), without the multi-threaded warning where settle_threads() found only fork-aware threads. The
-    child leaves the `with` block too, so it keeps the warnings filters the server started with."""
+    """os.fork(), without the multi-threaded warning if quiet (settle_threads() found only fork-aware threads, or is
+    forking to find them). The child leaves the `with` block too, so it keeps the warnings filters the server
+    started with."""
     if not quiet:
         return os.fork()
     with warnings.catch_warnings():
@@ -205,7 +204,6 @@ class Zygote:
         self._ready = False
         self.alive = True
         self.modules = modules
-        self.threads_left: list[str] = []  # the server's threads beside its own at its first fork (settle_threads)
         threading.Thread(target=self._read, daemon=True, name="zygote-reader").start()
 
     def _read(self) -> None:
@@ -213,9 +211,8 @@ class Zygote:
             for line in stream:
                 kind, _, text = line.decode().strip().partition(" ")
                 rest = text.split()
-                if kind == "ready":
-                    self.threads_left = json.loads(text) if text else []
-                    log_phases({"fork_server": self.modules, "threads_left": self.threads_left})
+                if kind == "ready":  # with the threads settle_threads() left
+                    log_phases({"fork_server": self.modules, "threads_left": json.loads(text) if text else []})
                 with self._cond:
                     if kind == "ready":
                         self._ready = True
