@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import os
 import subprocess
 import sys
-import threading
 from collections import Counter
 from pathlib import Path
 
@@ -26,15 +24,9 @@ sys.path.insert(0, str(ROOT))
 
 
 def _threads() -> Counter[str]:
-    me = threading.get_native_id()
-    names: Counter[str] = Counter()
-    for tid in os.listdir("/proc/self/task"):
-        if int(tid) != me:
-            try:
-                names[Path(f"/proc/self/task/{tid}/comm").read_text().strip()] += 1
-            except OSError:
-                pass
-    return names
+    from runner.measure.forkserver import other_threads
+
+    return Counter(other_threads())
 
 
 def probe(framework: str) -> dict[str, object]:
