@@ -27,6 +27,17 @@ HEADER = "\n".join(
 )
 
 Rounds = list[tuple[float, float]]  # (script, benchsite) in ms, one per round
+Table = dict[str, list[tuple[str, Rounds]]]  # a row's name: each run's tag and rounds
+# fidelity.py's row keys ('SEED MEASUREMENT') by the name item 1's tables give the row
+ROW_NAMES = {
+    "000 tabular-mlp": "000 tabular-mlp",
+    "001 depth-sweep depth=2": "001 depth 2",
+    "001 depth-sweep depth=8": "001 depth 8",
+    "001 depth-sweep depth=12": "001 depth 12",
+    "002 cifar-lenet": "002 cifar-lenet",
+    "003 transformer model=bert-base mode=train batch_size=8": "003 BERT-base step",
+    "004 mnist-cnn": "004 mnist-cnn",
+}
 
 
 @functools.cache
@@ -76,6 +87,36 @@ def show(tag: str, name: str, rounds: Rounds) -> None:
         f"{statistics.geometric_mean(harness):,.3f} | {s.ratio:.3f} ({s.ci95[0]:.3f} .. {s.ci95[1]:.3f}) | "
         f"{s.verdict} |"
     )
+
+
+def append_run(tag: str, files: dict[str, tuple[Table, str]]) -> dict[str, dict[str, Rounds]]:
+    """Appends one run's finished rows to the tables that pool them. `files` maps a device's label to its table and
+    the run's fidelity.py --json file; returns the run's rows by device and row name, for show_run."""
+    run: dict[str, dict[str, Rounds]] = {}
+    for device, (pooled, path) in files.items():
+        run[device] = {}
+        for key, rounds in rows(path).items():
+            pooled[ROW_NAMES[key]].append((tag, rounds))
+            run[device][ROW_NAMES[key]] = rounds
+    return run
+
+
+def runs_by_row(runs: dict[str, list[str]]) -> Table:
+    """Each run's finished rows (a run: its tag and its fidelity.py --json files), gathered by row, for table()."""
+    found: Table = {}
+    for tag, paths in runs.items():
+        for path in paths:
+            for name, rounds in rows(path).items():
+                found.setdefault(name, []).append((tag, rounds))
+    return found
+
+
+def show_run(tag: str, code: str, run: dict[str, dict[str, Rounds]]) -> None:
+    """A run's rows alone, a HEADER table per device."""
+    for device, found in run.items():
+        print(f"\n{device}, this folder's run alone (code {code})\n\n{HEADER}")
+        for name, rounds in found.items():
+            show(tag, name, rounds)
 
 
 def table(title: str, runs_by_row: dict[str, list[tuple[str, Rounds]]]) -> None:

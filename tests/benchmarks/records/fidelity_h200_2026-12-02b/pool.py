@@ -16,31 +16,19 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import HEADER, cut_off, earlier_pool, rows, show
+from tests.benchmarks.fidelity_pool import append_run, cut_off, earlier_pool, show_run
 
 HERE = "fidelity_h200_2026-12-02b/machine_i"
 TAG = "2026-12-02b I"
-NAMES = {
-    "000 tabular-mlp": "000 tabular-mlp",
-    "001 depth-sweep depth=2": "001 depth 2",
-    "001 depth-sweep depth=8": "001 depth 8",
-    "001 depth-sweep depth=12": "001 depth 12",
-    "002 cifar-lenet": "002 cifar-lenet",
-}
 earlier = earlier_pool("fidelity_h200_2026-12-02").earlier  # the tables 2026-12-02 extends
-
-THIS_RUN: dict[str, dict[str, list[tuple[float, float]]]] = {"H200 GPU": {}, "H200 host CPU": {}}
-for device, pooled, path in (("H200 GPU", earlier.H200_GPU, "gpu_a"), ("H200 host CPU", earlier.H200_CPU, "cpu_a")):
-    for key, rounds in rows(f"{HERE}/{path}.json").items():
-        pooled[NAMES[key]].append((TAG, rounds))
-        THIS_RUN[device][NAMES[key]] = rounds
+THIS_RUN = append_run(
+    TAG,
+    {"H200 GPU": (earlier.H200_GPU, f"{HERE}/gpu_a.json"), "H200 host CPU": (earlier.H200_CPU, f"{HERE}/cpu_a.json")},
+)
 bert = ("2026-12-02b I (cut off)", cut_off(f"{HERE}/cpu_a.txt"))
 earlier.H200_CPU["003 BERT-base step"].append(bert)
 THIS_RUN["H200 host CPU"]["003 BERT-base step (cut off)"] = bert[1]
 
 if __name__ == "__main__":
     earlier.main()
-    for device, found in THIS_RUN.items():
-        print(f"\n{device}, this folder's run alone (code 43444ad)\n\n{HEADER}")
-        for name, rounds in found.items():
-            show(TAG, name, rounds)
+    show_run(TAG, "43444ad", THIS_RUN)

@@ -15,25 +15,16 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import HEADER, earlier_pool, rows, show
+from tests.benchmarks.fidelity_pool import append_run, earlier_pool, show_run
 
 HERE = "fidelity_h200_2026-12-02c/machine_j"
 TAG = "2026-12-02c J"
-NAMES = {
-    "003 transformer model=bert-base mode=train batch_size=8": "003 BERT-base step",
-    "004 mnist-cnn": "004 mnist-cnn",
-}
 earlier = earlier_pool("fidelity_h200_2026-12-02b").earlier  # the tables 2026-12-02b extends, its run appended
-
-THIS_RUN: dict[str, dict[str, list[tuple[float, float]]]] = {"H200 GPU": {}, "H200 host CPU": {}}
-for device, pooled, path in (("H200 GPU", earlier.H200_GPU, "gpu_c"), ("H200 host CPU", earlier.H200_CPU, "cpu_c")):
-    for key, rounds in rows(f"{HERE}/{path}.json").items():
-        pooled[NAMES[key]].append((TAG, rounds))
-        THIS_RUN[device][NAMES[key]] = rounds
+THIS_RUN = append_run(
+    TAG,
+    {"H200 GPU": (earlier.H200_GPU, f"{HERE}/gpu_c.json"), "H200 host CPU": (earlier.H200_CPU, f"{HERE}/cpu_c.json")},
+)
 
 if __name__ == "__main__":
     earlier.main()
-    for device, found in THIS_RUN.items():
-        print(f"\n{device}, this folder's run alone (code e654721)\n\n{HEADER}")
-        for name, rounds in found.items():
-            show(TAG, name, rounds)
+    show_run(TAG, "e654721", THIS_RUN)

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[4]))
-from tests.benchmarks.fidelity_pool import rows, table
+from tests.benchmarks.fidelity_pool import runs_by_row, table
 
 RUNS = {
     "2026-12-02 (e0f1e2f)": [
@@ -27,9 +27,4 @@ RUNS = {
 }
 
 if __name__ == "__main__":
-    by_row: dict[str, list[tuple[str, list[tuple[float, float]]]]] = {}
-    for tag, paths in RUNS.items():
-        for path in paths:
-            for name, rounds in rows(path).items():
-                by_row.setdefault(name, []).append((tag, rounds))
-    table("2-core VM (a23074609b32f305), CPU", by_row)
+    table("2-core VM (a23074609b32f305), CPU", runs_by_row(RUNS))

@@ -1,5 +1,8 @@
 #!/bin/bash
-# Runs detached on the device machine (started by call.sh) from the copy in /tmp/repo; writes into /tmp/go.
+# Runs detached on the lent machine (started by call.sh) from the copy in /tmp/repo and writes into /tmp/go: the
+# host's description, /proc/loadavg every 15 s, then the lines of .devstate/steps.sh, where `step NAME ARGS...` runs
+# `python3 tests/benchmarks/fidelity.py --profile standard --rounds 5 --seconds 2 ARGS... --json NAME.json` into
+# NAME.txt and notes its start and end in progress.txt. The benchsite phase log goes to phase.jsonl.
 G=/tmp/go; cd /tmp/repo || exit 1
 export PYTHONUNBUFFERED=1 PYTHONPATH=/tmp/site BENCHSITE_PHASE_LOG=/tmp/go/phase.jsonl
 { nproc; lscpu | grep -E 'Model name|Thread|NUMA'; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
@@ -13,6 +16,5 @@ step() {
   rc=$?
   echo "$(date -u +%T) end $name rc=$rc" >> $G/progress.txt
 }
-step gpu_c --device cuda --min-units 1 --seed 003 --seed 004
-step cpu_c --device cpu --min-units 1 --seed 004
+. .devstate/steps.sh
 touch $G/done
