@@ -5,10 +5,13 @@ text."""
 from __future__ import annotations
 
 import csv
+import hashlib
 import html
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -176,6 +179,30 @@ def test_the_committed_results_build_strict(tmp_path):
     named = [p for p in site.rglob("*") if p.is_file() and p.suffix in {".html", ".xml", ".json", ".js"}]
     assert not [p for p in named if "benchsite.dev" in p.read_text(errors="replace")]
     assert "<loc>" not in (site / "sitemap.xml").read_text() and 'rel="canonical"' not in home
+
+
+def test_the_committed_results_build_the_recorded_site(tmp_path):
+    """The committed result files that tests/data/site_golden.json names build, page by page and file by file, the
+    site that record holds (tests/tools/site_golden.py says what is compared): a change to the shape of the code
+    changes nothing the site shows. A change meant to change the site rewrites the record (`--write`)."""
+    golden = json.loads((ROOT / "tests" / "data" / "site_golden.json").read_text())
+    results = tmp_path / "results"
+    for name, digest in golden["results"].items():
+        source = ROOT / "results" / name
+        assert source.is_file(), f"results/{name}: named by the record, no longer committed"
+        assert hashlib.sha256(source.read_bytes()).hexdigest() == digest, f"results/{name}: changed since the record"
+        (results / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, results / name)
+    tool = ROOT / "tests" / "tools" / "site_golden.py"
+    done = subprocess.run(
+        [sys.executable, str(tool), "--results", str(results)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    built = json.loads(done.stdout)["generated"]
+    recorded = golden["generated"]
+    assert sorted(built) == sorted(recorded), "generated files differ"
+    changed = [path for path in recorded if built[path] != recorded[path]]
+    assert not changed, f"the site's output changed in {changed} (diff two builds with site_golden.py --dump DIR)"
 
 
 def _check(framework: str, status: str, **extra) -> EquivalenceCheck:
