@@ -42,7 +42,16 @@ GUIDE = [
     {"FAQ": "faq.md"},
     {
         "Reference": [
-            {"Methodology": "methodology.md"},
+            {
+                "Methodology": [
+                    {"Overview": "methodology/index.md"},
+                    {"Workloads and loops": "methodology/suite.md"},
+                    {"How a point is timed": "methodology/timing.md"},
+                    {"Uncertainty": "methodology/uncertainty.md"},
+                    {"Fidelity": "methodology/fidelity.md"},
+                    {"What a run costs": "methodology/cost.md"},
+                ]
+            },
             {"The suite": "suite.md"},
             {"Running benchsite": "running.md"},
             {"Command line": "cli.md"},
@@ -244,7 +253,8 @@ def on_build_error(error: Exception) -> None:
 # A page's raw HTML blocks (site_builder.render.RAW) wait on disk until MkDocs builds that page, and its HTML is let go
 # once the page is written. MkDocs renders every page's Markdown before it builds the first, and kept each page's HTML
 # to the end of the build (50 MB at 2,000 result files, most of it machine pages' tables). With the blocks on disk,
-# every phase from the pages' Markdown on ends about 0.2 GiB lower at 10,000 files (docs/methodology.md).
+# every phase from the pages' Markdown on ends about 0.2 GiB lower at 10,000 files (tests/benchmarks/site_scale.py,
+# figures in tests/benchmarks/RESULTS.md).
 
 
 @event_priority(100)  # before the search plugin indexes the page (0) and the theme renders it

@@ -64,7 +64,7 @@ TWIN_DEPTHS = (2, 8, 12)
 # needs nothing on a CPU. Apple's MPS is not twinned: the seeds' code never synchronises it.
 TWIN_DEVICES = {"cpu": "cpu", "cuda": "cuda", "rocm": "cuda"}
 # What every transcription imports before its timed loop: PyTorch, and torch._dynamo, which PyTorch's optimizers import
-# when first constructed (3.5 s on a lent H100 host); seed 003's script imports transformers as well, and its BERT
+# when first constructed (3.5 s on an H100 host); seed 003's script imports transformers as well, and its BERT
 # classes' module when it first uses them (runner.measure.protocol.TRANSFORMER_MODULES). A spare
 # interpreter for a script (runner.measure.spares) imports them ahead; tests/test_spares.py checks that each script
 # has imported them by the time its timer starts.

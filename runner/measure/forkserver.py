@@ -42,7 +42,7 @@ SUPPORTED = sys.platform.startswith("linux") and hasattr(socket, "send_fds")
 REAP_EVERY_S = 0.05  # how often the server looks for ended children while it has any
 UNKNOWN_EXIT = 0  # the code reported for a child whose server died first (the caller sees it gave no result)
 # Threads that libraries start on import and that are safe across fork(), by the name the kernel shows: jemalloc's
-# background purger (pyarrow's allocator, loaded with TensorFlow through pandas; on the lent GPU machines also with
+# background purger (pyarrow's allocator, loaded with TensorFlow through pandas; on the GPU hosts measured also with
 # the PyTorch server's lazily imported modules, tests/benchmarks/fork_threads.py) runs on in the parent, but
 # jemalloc's own pthread_atfork handlers take its locks for the fork and reset its state in the child, which starts
 # a purger of its own when it needs one.

@@ -26,7 +26,7 @@ SPARE_READY = "benchsite-spare-ready"
 
 # Frameworks whose as-written loops are measured as their seed's script runs: one point per freshly started
 # interpreter, never a fork of the framework's server, the heap neither collected nor frozen by the harness (see
-# `seed_process`). Measured on a lent H100 machine's 16-core CPU (tests/benchmarks/fork_probe.py): seed 000's
+# `seed_process`). Measured on an H100 machine's 16-core CPU (tests/benchmarks/fork_probe.py): seed 000's
 # script took 207 ms per epoch as `python seed_000.py` and 294 to 398 ms in a fork of a process that had imported
 # torch. Its DataLoader's pin-memory thread (started wherever CUDA is available, also for a CPU loop) calls
 # torch.set_num_threads(1) before the main thread's first parallel operator; in a fresh interpreter that setting
@@ -39,7 +39,7 @@ SEED_PROCESS_FRAMEWORKS = frozenset({"torch"})
 SEED_PROCESS_WORKLOADS = frozenset({"tabular-mlp", "depth-sweep", "cifar-lenet", "mnist-cnn", "transformer"})
 
 # What such a point imports before its timed loop, whatever the point, beyond its framework: PyTorch's optimizers
-# import torch._dynamo when first constructed (3.5 s on a lent H100 host's disk, 0.9 s on the 2-core VM), and
+# import torch._dynamo when first constructed (3.5 s on an H100 host's disk, 0.9 s on the 2-core VM), and
 # transformers imports it too. A spare worker (runner.measure.spares) imports these ahead, as it imports the framework:
 # the same modules are loaded when the loop starts, only the time of the import moved. tests/test_spares.py builds
 # every such workload's points and checks that each of these was imported by then.

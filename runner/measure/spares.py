@@ -1,7 +1,7 @@
 """Interpreters started ahead of need, several at once, while nothing is being measured.
 
 A seed's loop is measured in a freshly started interpreter, as its script runs (runner.measure.protocol.seed_process),
-and its fidelity twin runs the script itself in another (runner.fidelity.run_script). On the lent GPU hosts each start
+and its fidelity twin runs the script itself in another (runner.fidelity.run_script). On the GPU hosts measured each start
 costs 4 to 6 s, most of it importing PyTorch and its CUDA libraries; a standard run with twins started about 160 of
 them one after another. A spare is such an interpreter started early: it imports the framework (what the process
 would import first anyway), says so on its stdout, and then waits, blocked on its stdin, for the work it was started
@@ -18,7 +18,7 @@ untouched); only the time of the imports moved.
 
 Spares are started in batches, and a batch is waited for before anything else runs: their imports overlap one
 another and never a measurement (an import beside a CPU measurement would take one of its cores). A batch is at
-most one spare per CPU core: an import waits on the disk and the loader more than it computes, so on a lent
+most one spare per CPU core: an import waits on the disk and the loader more than it computes, so on a
 16-core host a batch of 16 was ready in about 12 s, as one of 8 was, and one alone took 8 s. A point's twin wants both
 kinds, so a batch tops up the other kind too (`Pool.partners`), within the same limit. Spares left over are killed.
 """

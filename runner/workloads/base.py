@@ -52,7 +52,7 @@ class Case:
 # shape a unit meets is compiled, autotuned and allocated before the clock, without a whole seed-sized epoch
 # (60,000 MNIST images: 25 to 44 s on a 16-core CPU) spent on warming up. JAX's as-written loop (a jitted step per
 # batch, no loader process) warms up the same way on a CPU; PyTorch's and TensorFlow's as-written loops warm up on
-# a whole epoch, as the seeds' transcriptions do (docs/methodology.md, Timing).
+# a whole epoch, as the seeds' transcriptions do (docs/methodology/timing.md, Warm-up).
 WARMUP_FULL_BATCHES = 2
 
 

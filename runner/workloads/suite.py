@@ -134,9 +134,10 @@ CIFAR_LOOPS = {
     # seed 002: a Vector of (images, one-hot) batches of 1000 moved to the device once; per batch
     # gradient(params(m)) of crossentropy(m(x), y) and update!(Momentum(0.01), ...); timed by @btime.
     # The step is gradient() as one block, fresh gradients of the loss (zero_grad(), then the loss's forward and
-    # backward), then update! (step()), as the shipped transcription writes it. Until 2026-11-28 PyTorch's loop
-    # computed the loss before zero_grad(), and on the 2-core VM that order ran 6% faster than the transcription's
-    # (docs/methodology.md): the loop's hash changed with it, within suite 3 (the old hashes are in past_suites.json).
+    # backward), then update! (step()), as the shipped transcription writes it. PyTorch's loop once computed the loss
+    # before zero_grad(), and on a 2-core VM that order ran 6% faster than the transcription's
+    # (docs/methodology/suite.md): the loop's hash changed with it, within suite 3 (the old hashes are in
+    # past_suites.json).
     "as-written": {
         "batches": "resident-list",
         "loss": "softmax+flux-crossentropy",

@@ -73,7 +73,7 @@ def run(model_name: str, mode: str, batches: list[int], steps: int, dynamic: boo
         for _ in range(3):
             _step(compiled, data, optimizer)
         torch.cuda.synchronize()
-        warm = time.perf_counter() - start
+        warmup_s = time.perf_counter() - start
         times = []
         for _ in range(steps):
             a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -82,7 +82,7 @@ def run(model_name: str, mode: str, batches: list[int], steps: int, dynamic: boo
             b.record()
             b.synchronize()
             times.append(a.elapsed_time(b) / 1e3)
-        out[batch] = (warm, statistics.median(times))
+        out[batch] = (warmup_s, statistics.median(times))
     return out
 
 

@@ -13,8 +13,8 @@ over the run hits them alike. Prints, per preset, the median step at each world 
 t(1) / t(N) of each round and their median, and the N-process step against the baseline preset's (the loop as
 the suite has it). After each measurement, 20 more steps are timed on the host, launch by launch: where the
 host's launching takes as long as the step (host/step near 1), the step is bound by the host, not the GPUs.
-Target (issue 13): >= 90% at 2 GPUs for the tuned loop. Each instance starts its processes and compiles (on a
-lent 2 x H200, 13 instances took about 9 minutes): pass --preset to pick a few. Not part of the test run.
+Target (issue 13): >= 90% at 2 GPUs for the tuned loop. Each instance starts its processes and compiles (on
+2 x H200, 13 instances took about 9 minutes): pass --preset to pick a few. Not part of the test run.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ harness's budget held, after one warm-up unit, as the harness records warm-up ap
 same statistic, the mean seconds per unit (a seed times N units as one block); the harness's median, the
 figure the site reports, is printed beside it. The ratio, its 95% interval and the verdict are those a result
 file's `fidelity` block gives (runner.fidelity.summarise: since benchsite 0.8, the ratio of the geometric means over
-rounds with Welch's interval on the logarithms; records before it show the ratio of medians and a bootstrap).
+rounds with Welch's interval on the logarithms; result files before it give the ratio of medians and a bootstrap).
 Target: 0.95 .. 1.05 on every row. benchsite's side runs without the run's own twin (fidelity=False). Seed 002 is
 transcribed into PyTorch (Julia is not part of the suite) and seed 003 prints no loop, so its row compares
 with the plain Hugging Face fine-tuning step. Not part of the test run.

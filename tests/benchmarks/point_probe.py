@@ -19,7 +19,7 @@ interpreter of its own, round by round, the arms' order rotated every round:
 - program-copied: the same, its resident batches (seed 002's list of batches) first copied into memory PyTorch
                 allocated: the transcription makes its data with `torch.rand`, 64-byte aligned; the program's comes
                 from NumPy's generator, 16 bytes off, and on the CPU each batch is a view of it. On an H100
-                machine's 16-core host the copy changed nothing (records/point_probe_h100_2026-11-26);
+                machine's 16-core host the copy changed nothing;
 - engine:       the program under benchsite's timing engine (runner.measure.timing.measure, with the options a
                 measurement uses), the mean seconds per unit of its samples;
 - engine-session: the same, started in a session of its own, as benchsite starts every measuring process;

@@ -1,5 +1,5 @@
 """spark-inference's predict function on a GPU, without Spark: the check for machines that have a GPU but no Java
-or pyspark (the lent GPU machines). Not part of the test run.
+or pyspark. Not part of the test run.
 
     python tests/benchmarks/spark_gpu_predict.py [--rows 128]
 

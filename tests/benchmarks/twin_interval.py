@@ -3,7 +3,7 @@
     python tests/benchmarks/twin_interval.py [--draws 1000] [--spread 0.05 0.1 0.2] [--rounds 2 3 5]
 
 Each simulated twin draws its rounds for both sides from one log-normal distribution (a spread between processes
-of `--spread`, as the lent hosts show: 10 to 20%, up to 80% from fastest to slowest round), with benchsite's side
+of `--spread`, as the 16-core GPU hosts show: 10 to 20%, up to 80% from fastest to slowest round), with benchsite's side
 scaled by the true ratio: 1.0 (no harness effect: any harness-affected verdict is wrong) or 1.2 (a harness effect
 of 20%: harness-affected is right). It prints the share of twins each method (runner.fidelity.summarise:
 bootstrap-median, the files before schema 7; welch-log, the current one) calls harness-affected and faithful. A

@@ -2,7 +2,7 @@
 
 The example hands each training image to `transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,),
 (0.3081,))])` as a PIL image. An earlier suite wrote the two transforms out as the few tensor operations they end
-in; the output was the same, but on one lent H100 machine each image took 88 microseconds against torchvision's
+in; the output was the same, but on one H100 machine each image took 88 microseconds against torchvision's
 122 to 135, in the example's single DataLoader worker, which does nothing else. What costs the difference is
 torchvision's own bookkeeping around those operations: an API-usage log call per transform, the scripting and
 tracing checks, type checks, the `(std == 0).any()` guard (two tensor operations), and Normalize being an
