@@ -3,10 +3,10 @@
 Packages by role (the README's Layout section draws the tree): measure (the measuring processes and the timing
 engine), workloads (the registry), frameworks (PyTorch, TensorFlow, JAX), engines (Spark), fidelity (the seed
 scripts' twin), fingerprint (the machine), gate (what a contributed file must pass), contribute (submit, compare)
-and results (the result file's format, shared by all). cli.py is the command line over api.py.
+and results (the result file's format, shared by all). cli.py is the command line over api/.
 """
 
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 # Version of the standard workload suite. Bump it whenever a workload changes in a way that changes its
 # numbers; it is part of every workload_hash, so results of different suite versions are never compared.

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from runner.api.options import RunArgs  # `benchsite run`'s options
 from runner.measure.executor import Interrupted  # what Ctrl-C during a measurement raises
 
 if TYPE_CHECKING:
@@ -36,127 +37,8 @@ err = Console(stderr=True)
 
 
 @app.command()
-def run(
-    profile: Annotated[
-        str,
-        typer.Option(
-            "--profile",
-            "-p",
-            help="Sizes: 'quick' (minutes on a laptop), 'standard' (the seeds' sizes, what "
-            "the leaderboard compares) or 'tiny' (smoke test).",
-        ),
-    ] = "quick",
-    workload: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--workload", "-w", help="Workload id or glob (repeatable), e.g. 'depth-*'. See `benchsite list`."
-        ),
-    ] = None,
-    device: Annotated[
-        list[str] | None,
-        typer.Option("--device", "-d", help="cpu, cuda, rocm or mps (repeatable). Default: every device found."),
-    ] = None,
-    framework: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--framework",
-            "-f",
-            help="torch, tensorflow or jax (repeatable or comma-separated; 'pytorch', 'tf' and 'keras' work too). "
-            "Default: every one installed; the others are recorded as skipped with the reason.",
-        ),
-    ] = None,
-    variant: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--variant", help="'as-written' (the seed's loop) or 'tuned' (best the device can do). Default: both."
-        ),
-    ] = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "--output",
-            "-o",
-            help="Where to write the result: a FILE.yaml, or a folder that gets <machine-id>/<time>.yaml inside "
-            "it (anything not ending in .yaml or .yml is a folder). Default: results/<machine-id>/<time>.yaml. "
-            "A place that cannot be written is refused before measuring.",
-        ),
-    ] = None,
-    results_dir: Annotated[Path, typer.Option(help="Folder that holds results/<machine-id>/.")] = Path("results"),
-    time_budget: Annotated[
-        float | None,
-        typer.Option(
-            "--time-budget",
-            help="Seconds of steady-state timing per measurement (default by profile: tiny 0.5, "
-            "quick 1, standard 2). Measurements stop earlier once their 95% CI is within 2%; a point of a "
-            "batch sweep whose step would outlast the budget is skipped.",
-            min=0.01,
-        ),
-    ] = None,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout", help="Seconds one measurement may run before it is stopped and recorded as a time-out.", min=1
-        ),
-    ] = None,
-    no_profiler: Annotated[
-        bool, typer.Option("--no-profiler", help="Skip the per-device top-operator profile of the transformer steps.")
-    ] = False,
-    no_compile_ahead: Annotated[
-        bool,
-        typer.Option(
-            "--no-compile-ahead",
-            help="Compile each point of a compiled loop (the tuned transformer sweep on a GPU) only in its own "
-            "measurement, one after another, instead of several at a time first. Slower; what is timed is the same.",
-        ),
-    ] = False,
-    fidelity: Annotated[
-        bool | None,
-        typer.Option(
-            "--fidelity/--no-fidelity",
-            help="Time each as-written point a seed script covers (seeds 000 to 004: the tabular MLP, depths 2, 8 "
-            "and 12, LeNet, BERT-base training at batch 8, the MNIST example) against that script, run in a fresh "
-            "interpreter round by round with benchsite's own measurement; both lists go in the file and the site "
-            "keeps a harness-affected point out of its verdicts. Default: on for the standard profile.",
-        ),
-    ] = None,
-    fidelity_rounds: Annotated[
-        int,
-        typer.Option(
-            "--fidelity-rounds",
-            help="Rounds of the fidelity twin (one script run and one measurement each; round 1's measurement is "
-            "the one in the file). More rounds narrow the ratio's interval; two is the least it has one.",
-            min=2,
-            max=50,
-        ),
-    ] = 3,
-    no_equivalence: Annotated[
-        bool,
-        typer.Option(
-            "--no-equivalence",
-            help="Skip the check that TensorFlow's and JAX's models compute what PyTorch's do (about a minute). "
-            "The site shows their results as unchecked.",
-        ),
-    ] = False,
-    spark_master: Annotated[
-        str | None,
-        typer.Option(
-            "--spark-master",
-            envvar="BENCHSITE_SPARK_MASTER",
-            help="Run the spark-* workloads on this Spark cluster (spark://host:7077, yarn, k8s://...) instead of "
-            "an embedded local[*] Spark. The file records the master's kind, never its address.",
-        ),
-    ] = None,
-    resume: Annotated[
-        bool,
-        typer.Option(
-            "--resume",
-            help="Finish this machine's newest interrupted run (killed, crashed, out of memory, Ctrl-C): what it "
-            "measured is kept from its journal (.benchsite-journal/ beside the results folder), the rest is "
-            "measured with the run's own options, and one file is written with its run id. Give the same "
-            "--output/--results-dir as the run had; other options are the run's.",
-        ),
-    ] = False,
-) -> None:
+@RunArgs.declare
+def run(**values: Any) -> None:
     """Measure the suite on this machine and write one result file.
 
     Each measurement runs in its own process: a crash, an out-of-memory error or a hang is recorded in the
@@ -164,59 +46,18 @@ def run(
     """
     from runner import api
 
-    if spark_master:  # the measuring processes read it (runner.engines.spark.inference)
-        os.environ["BENCHSITE_SPARK_MASTER"] = spark_master
+    args = RunArgs(**values)
+    if args.spark_master:  # the measuring processes read it (runner.engines.spark.inference)
+        os.environ["BENCHSITE_SPARK_MASTER"] = args.spark_master
     # Ctrl-C must stop the run cleanly even where the shell started us with SIGINT ignored
     # (background jobs of non-interactive shells): the finished measurements are still written.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    options = api.RunOptions(
-        profile=profile,
-        workloads=workload,
-        devices=device,
-        frameworks=framework,
-        variants=variant,
-        time_budget_s=time_budget,
-        timeout_s=timeout,
-        output=output,
-        results_dir=results_dir,
-        profile_ops=not no_profiler,
-        equivalence=not no_equivalence,
-        compile_ahead=not no_compile_ahead,
-        fidelity=fidelity,
-        fidelity_rounds=fidelity_rounds,
-        command=api.command_line(
-            {
-                "profile": profile,
-                "workload": workload,
-                "device": device,
-                "framework": framework,
-                "variant": variant,
-                "time_budget": time_budget,
-                "timeout": timeout,
-                "no_profiler": no_profiler,
-                "no_compile_ahead": no_compile_ahead,
-                "no_equivalence": no_equivalence,
-                "fidelity": fidelity or None,
-                "no_fidelity": fidelity is False,
-                "fidelity_rounds": fidelity_rounds if fidelity_rounds != 3 else None,
-                "spark_master": spark_master,
-            }
-        ),
-    )
+    options = args.options()
     recovered = None
     try:
         with console.status("Probing frameworks and hardware ..."):
-            if resume:  # the run's own options, probed once; a journal of other hardware is looked past
-                recovered = api.find_unfinished(options)
-                if recovered is None:
-                    folder = api.journal_folder(options)
-                    raise api.PlanError(f"no interrupted run to resume (no journal in {folder})")
-                plan = api.plan_run(api.options_from_record(recovered.options))
-                if recovered.machine_id != plan.machine.id:
-                    recovered = api.find_unfinished(options, plan.machine.id)
-                    if recovered is None:
-                        raise api.PlanError("no interrupted run of this machine to resume")
-                    plan = api.plan_run(api.options_from_record(recovered.options))
+            if args.resume:
+                plan, recovered = api.plan_resumed(options)
             else:
                 plan = api.plan_run(options)
     except api.PlanError as exc:

@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from runner.workloads.base import VARIANTS
-from site_builder import aggregate
+from site_builder.analyses.frames import ok_rows, top_models
+from site_builder.analyses.speedups import speedup_summary
 from site_builder.charts import one_x, ordered, point_labels
 from site_builder.uncertainty import Interval, verdict
 
@@ -105,7 +106,7 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     instead of showing nothing. Short names: the grid travels in the page."""
     if site_speedups.empty:
         return pd.DataFrame(columns=GRID_COLUMNS), []
-    summary = aggregate.speedup_summary(aggregate.top_models(site_speedups, "gpu_model"))
+    summary = speedup_summary(top_models(site_speedups, "gpu_model"))
     rows: list[dict[str, Any]] = []
     families = _families(summary)
     for f, (_, axis, part) in enumerate(families):
@@ -155,7 +156,7 @@ NOTHING_MEASURED = "no machine has timed this on its CPU and an accelerator"
 
 def answer(row: dict[str, Any]) -> str:
     """The advisor's sentence for one accelerator's grid row, exactly as the page writes it below the chart
-    (docs/javascripts/charts.js, benchsiteAdvisorAnswers), for tests and the methodology page."""
+    (docs/javascripts/charts.js, benchsiteAdvisorAnswers), for tests and docs/methodology/uncertainty.md."""
     if row["g"] == -2:
         return f"No estimate: {NOTHING_MEASURED}."
     unit = "parameters" if row["a"] == 0 else "batch"
@@ -255,7 +256,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         everything = frame
     else:
         everything = pd.concat([frame, site.apart[site.apart["machine_id"].isin(wanted)]], ignore_index=True)
-    ok = aggregate.ok_rows(everything)
+    ok = ok_rows(everything)
     ok = ordered(ok).assign(label=lambda t: point_labels(t))
     width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
     # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile (time

@@ -7,7 +7,7 @@ from results/ is simply not asked for; a changed file has another hash and is re
 What a file contributes is what site_builder.load collects from it alone (`Loaded` of one file): the gate's
 problems, the measurement rows, the machine summary of that run and the sample digests of the replay check. The
 rows are kept columnar (Apache Arrow, one Parquet table for every file, a column naming each row's file), the
-machine summary as the build holds it (packed: aggregate.Machines) and the rest as one JSON document per file beside
+machine summary as the build holds it (packed: machines.Machines) and the rest as one JSON document per file beside
 them. Files are then merged in file order exactly as a cold build merges them, so a build from the cache writes the
 same pages byte for byte (tests/test_build_cache.py).
 
@@ -40,7 +40,8 @@ import pyarrow as pa
 
 from runner.results.storage import Problem
 from site_builder import memo
-from site_builder.aggregate import COLUMNS, Collector
+from site_builder.collect import Collector
+from site_builder.columns import COLUMNS
 from site_builder.tables import UNREADABLE
 from site_builder.tables import read as read_tables
 from site_builder.tables import replace as replace_tables
@@ -49,7 +50,7 @@ log = logging.getLogger("mkdocs.plugins.benchsite")
 
 CACHE_ENV = "BENCHSITE_CACHE"
 DEFAULT_FOLDER = ".benchsite-cache"
-FORMAT = 3  # 2: the manifest of site_builder.tables; 3: machine summaries packed (aggregate.Machines)
+FORMAT = 3  # 2: the manifest of site_builder.tables; 3: machine summaries packed (machines.Machines)
 ROWS, FILES = "rows.parquet", "files.parquet"
 # The code whose change changes what a file contributes: the cache is kept per hash of its source.
 _ROOT = Path(__file__).resolve().parents[1]
@@ -61,7 +62,9 @@ KEYED_SOURCES = (
     "runner/fidelity/__init__.py",
     "runner/fidelity/past_scripts.json",
     "runner/fingerprint/peaks.py",
-    "site_builder/aggregate.py",
+    "site_builder/collect.py",
+    "site_builder/columns.py",
+    "site_builder/machines.py",
     "site_builder/load.py",
     "site_builder/cache.py",
 )
@@ -98,7 +101,7 @@ class Entry:
     fingerprint: tuple[np.ndarray | list[int], bytes, np.ndarray | list[float]] | None
 
 
-# --- one file's problems and count as JSON; its machine summary packed (aggregate.Machines) --------------------
+# --- one file's problems and count as JSON; its machine summary packed (machines.Machines) ---------------------
 
 
 @dataclass

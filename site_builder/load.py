@@ -1,7 +1,7 @@
 """Load every contributed result file: untrusted input, read safely, validated, bad files reported and left out.
 
 Files stream one at a time through runner.results.storage (size limit, LibYAML's safe loader, the schema, the path
-rule) into an aggregate.Collector each, so memory holds the tidy measurement columns, never ten thousand parsed
+rule) into a collect.Collector each, so memory holds the tidy measurement columns, never ten thousand parsed
 files. What each file contributes comes from the build cache (site_builder.cache) when it holds that file's path
 and content hash; the other files are read, with many of them spread over the machine's cores (each reading process
 sends its files' rows back as one Arrow table), and every file's contribution is merged in file order, whichever
@@ -23,8 +23,8 @@ import numpy as np
 
 from runner.gate.validate import check_result, replay_digests, replayed_exactly, replayed_scaled
 from runner.results.storage import Problem, iter_all, iter_result_paths
-from site_builder.aggregate import Collector
 from site_builder.cache import BuildCache, Entry, file_sha256
+from site_builder.collect import Collector
 
 # Below this many files one process is quicker than starting others.
 PARALLEL_MIN_FILES = 64

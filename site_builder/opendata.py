@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from site_builder import aggregate
+from site_builder.analyses.frames import plain
 from site_builder.site import Site
 
 MEASUREMENT_COLUMNS = {
@@ -117,7 +117,7 @@ def _everything(site: Site) -> pd.DataFrame:
 
 def _measurement_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Some rows of the frame as the measurements files publish them."""
-    table = aggregate.plain(table)
+    table = plain(table)
     table = table.assign(
         samples_s=[" ".join(repr(float(x)) for x in s) for s in table["samples"]],
         started_at=table["started_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
@@ -134,7 +134,7 @@ def measurement_blocks(site: Site) -> Iterator[pd.DataFrame]:
     if everything.empty:
         yield pd.DataFrame(columns=list(MEASUREMENT_COLUMNS))
         return
-    order = aggregate.plain(everything[_SORT]).sort_values(_SORT).index.to_numpy()
+    order = plain(everything[_SORT]).sort_values(_SORT).index.to_numpy()
     for start in range(0, len(order), BLOCK_ROWS):
         yield _measurement_rows(everything.iloc[order[start : start + BLOCK_ROWS]])
 

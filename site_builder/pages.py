@@ -22,8 +22,22 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
-from site_builder import advisor, aggregate, charts, memo, opendata, seeds
-from site_builder.aggregate import MachineSummary
+from site_builder import advisor, charts, memo, opendata, seeds
+from site_builder.analyses.crossovers import batch_by_accelerator, crossover_summary, sweep_by_device
+from site_builder.analyses.frames import ok_rows
+from site_builder.analyses.scaling import scaling, scaling_spread
+from site_builder.analyses.spark import spark_inference, spark_streaming, sustained
+from site_builder.analyses.speedups import (
+    equivalence_summary,
+    framework_comparison,
+    frameworks_by_device,
+    loop_by_accelerator,
+    loop_effect,
+    speedup_summary,
+    summarise,
+    workload_summary,
+)
+from site_builder.machines import MachineSummary, top_ops_rows
 from site_builder.render import RAW, page_url, render
 from site_builder.site import Site
 
@@ -81,7 +95,7 @@ def home(site: Site) -> str:
         "rejected": len(site.rejected),
     }
     if not site.speedups.empty:
-        summary = aggregate.workload_summary(site.speedups)
+        summary = workload_summary(site.speedups)
         for workload, group in summary.groupby("workload", sort=True, observed=True):
             by_loop = {str(r["variant"]): r for r in _records(group)}
             view["summary"].append(
@@ -94,9 +108,7 @@ def home(site: Site) -> str:
                     "run_spread": float(group["run_spread"].max()),
                 }
             )
-        view["overview"] = site.chart(
-            "speedups-overview", charts.speedup_overview(aggregate.speedup_summary(site.speedups))
-        )
+        view["overview"] = site.chart("speedups-overview", charts.speedup_overview(speedup_summary(site.speedups)))
     latest = [(m, site.machines[m]) for m in site.newest_machines[:LATEST_CONTRIBUTIONS]]
     view["latest"] = [
         {
@@ -114,9 +126,9 @@ def home(site: Site) -> str:
 def speedups_page(site: Site) -> str:
     view: dict[str, Any] = {"site": site.view(), "empty": site.speedups.empty}
     if not site.speedups.empty:
-        summary = aggregate.speedup_summary(site.speedups)
+        summary = speedup_summary(site.speedups)
         view["vendor_chart"] = site.chart("speedups-by-vendor", charts.vendor_chart(summary))
-        by_model = aggregate.summarise(
+        by_model = summarise(
             site.speedups,
             ["gpu_vendor", "gpu_model", "variant"],
             "speedup",
@@ -138,28 +150,28 @@ def crossover(site: Site) -> str:
     frame = site.frame
     if not frame.empty and (frame["workload"] == "depth-sweep").any():
         view["depth"] = {
-            "chart": site.chart("crossover-depth", charts.crossover_chart(aggregate.sweep_by_device(frame))),
-            "rows": _records(aggregate.crossover_summary(site.crossings)),
+            "chart": site.chart("crossover-depth", charts.crossover_chart(sweep_by_device(frame))),
+            "rows": _records(crossover_summary(site.crossings)),
         }
     batches = site.batch_crossings
     if not batches.empty:
-        table = aggregate.batch_by_accelerator(site.speedups)
+        table = batch_by_accelerator(site.speedups)
         labelled = batches.assign(variant=batches["variant"] + " " + batches["model"] + " " + batches["mode"])
         view["batch"] = {
             "charts": [
                 {"variant": v, "chart": site.chart(f"crossover-batch-{v}", charts.batch_chart(table, v))}
                 for v in sorted(table["variant"].unique())
             ],
-            "rows": _records(aggregate.crossover_summary(labelled, at="break_even_batch")),
+            "rows": _records(crossover_summary(labelled, at="break_even_batch")),
         }
     return render("crossover.md.j2", **view)
 
 
 def loops_page(site: Site) -> str:
-    effect = aggregate.loop_effect(site.speedups)
+    effect = loop_effect(site.speedups)
     view: dict[str, Any] = {"site": site.view(), "empty": effect.empty}
     if not effect.empty:
-        by_model = aggregate.loop_by_accelerator(effect)
+        by_model = loop_by_accelerator(effect)
         view.update(
             verdict_chart=site.chart("loops-verdict", charts.loop_chart(by_model)),
             gain_chart=site.chart("loops-gain", charts.gain_chart(by_model)),
@@ -187,11 +199,11 @@ def _newest(site: Site, table: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, in
 
 
 def scale_page(site: Site) -> str:
-    table = aggregate.scaling(site.scale_runs)
+    table = scaling(site.scale_runs)
     view: dict[str, Any] = {"site": site.view(), "rows": [], "spread": [], "summary": []}
     if not table.empty:
         view["summary"] = _records(
-            aggregate.summarise(
+            summarise(
                 table[table["world_size"] > 1],
                 ["device_name", "loop", "framework", "model", "batch_size", "world_size"],
                 "efficiency",
@@ -202,27 +214,27 @@ def scale_page(site: Site) -> str:
         )
         shown, view["ddp_count"] = _newest(site, table)
         view["rows"] = _records(shown)
-        view["spread"] = _records(aggregate.scaling_spread(shown))
+        view["spread"] = _records(scaling_spread(shown))
         view["efficiency"] = site.chart("scale-efficiency", charts.scaling_chart(shown, "efficiency"))
         view["throughput"] = site.chart("scale-throughput", charts.scaling_chart(shown, "samples_per_s"))
-    spark = aggregate.spark_inference(site.frame)
+    spark = spark_inference(site.frame)
     view["spark_rows"], view["spark_summary"] = [], []
     if not spark.empty:
         keys = ["device_name", "spark_master", "model", "batch_size", "partitions"]
         view["spark_summary"] = _records(
-            aggregate.summarise(
+            summarise(
                 spark, keys, "samples_per_s", lo=("samples_per_s", "min"), hi=("samples_per_s", "max")
             ).sort_values(keys)
         )
         shown, view["spark_count"] = _newest(site, spark)
         view["spark_rows"] = _records(shown)
         view["spark"] = site.chart("scale-spark", charts.spark_chart(shown))
-    stream = aggregate.spark_streaming(site.frame)
+    stream = spark_streaming(site.frame)
     view["stream_rows"], view["sustained_rows"] = [], []
     if not stream.empty:
         shown, view["stream_count"] = _newest(site, stream)
         view["stream_rows"] = _records(shown)
-        view["sustained_rows"] = _records(aggregate.sustained(shown))
+        view["sustained_rows"] = _records(sustained(shown))
         view["stream"] = site.chart("scale-stream", charts.stream_chart(shown))
     return render("scale.md.j2", **view)
 
@@ -236,12 +248,12 @@ def _equivalence_verdict(row: Any) -> str:
 
 
 def frameworks_page(site: Site) -> str:
-    table = aggregate.framework_comparison(site.frame)
-    checks = aggregate.equivalence_summary(site.machines)
+    table = framework_comparison(site.frame)
+    checks = equivalence_summary(site.machines)
     verdicts = {(r.framework, r.workload, r.point): _equivalence_verdict(r) for r in checks.itertuples()}
     view: dict[str, Any] = {"site": site.view(), "chart": None, "ratios": [], "checks": _records(checks)}
     if not table.empty:
-        by_device = aggregate.frameworks_by_device(table)
+        by_device = frameworks_by_device(table)
         view["chart"] = site.chart("frameworks", charts.framework_chart(by_device))
         ratios = _records(by_device.sort_values(["workload", "point", "variant", "device"]))
         for r in ratios:
@@ -427,7 +439,7 @@ def _machine_local(site: Site, machine_id: str) -> str:
     by_framework: dict[str, list[str]] = {}
     for (framework, _, _), (_, status, _) in sorted(s.equivalence.items()):
         by_framework.setdefault(framework, []).append(status)
-    entries = sorted(aggregate.top_ops_rows(s), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"]))
+    entries = sorted(top_ops_rows(s), key=lambda r: (r["device"], r["workload"], r["point"], r["variant"]))
     view = {
         "site": site.view(),
         "id": machine_id,
@@ -516,11 +528,11 @@ def other_runs(site: Site) -> str:
     """Every profile and suite version the site does not compare by default, each summarised on its own."""
     groups = []
     if not site.apart.empty:
-        apart = aggregate.ok_rows(site.apart)
+        apart = ok_rows(site.apart)
         for (suite, profile, earlier), part in apart.groupby(["suite", "profile", "earlier_loop"], sort=True):
             keys = ["workload", "point", "variant", "framework", "device", "device_name"]
             part = part.assign(median_s_lo=part["ci_lo_s"], median_s_hi=part["ci_hi_s"])
-            table = aggregate.summarise(part, keys, "median_s").sort_values(keys[:5])
+            table = summarise(part, keys, "median_s").sort_values(keys[:5])
             groups.append(
                 {
                     "suite": int(suite),

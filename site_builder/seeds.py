@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from site_builder import aggregate
+from site_builder.analyses.speedups import TOO_FEW
 from site_builder.site import Site
 from site_builder.uncertainty import Interval
 
@@ -92,7 +92,7 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
             decided = [v for v in judged if v is not None]
             agree = decided
         else:
-            decided = [v for v in group["verdict"] if v != aggregate.TOO_FEW]
+            decided = [v for v in group["verdict"] if v != TOO_FEW]
             agree = [v in expected for v in decided]
         verdict = UNDECIDED
         if decided:

@@ -1,7 +1,7 @@
 """The Site: the data every page draws on (the compared frame, speedups, machines, the charts drawn so far).
 
-Built once per build from the aggregate (site_builder.aggregate) and handed to every page's render function
-(site_builder.pages, opendata, reference, seeds); it imports none of them.
+Built once per build from the collected rows (site_builder.collect) and their analyses (site_builder.analyses), and
+handed to every page's render function (site_builder.pages, opendata, reference, seeds); it imports none of them.
 """
 
 from __future__ import annotations
@@ -19,8 +19,14 @@ import pandas as pd
 
 from runner.contribute import standing
 from runner.contribute.standing import Published, Row
-from site_builder import aggregate, memo, uncertainty
-from site_builder.aggregate import Machines
+from site_builder import memo, uncertainty
+from site_builder.analyses.crossovers import batch_crossovers, crossovers
+from site_builder.analyses.frames import plain, with_peak_share
+from site_builder.analyses.slices import in_slice, primary_slice, split
+from site_builder.analyses.speedups import speedups
+from site_builder.collect import Collector
+from site_builder.columns import KEY
+from site_builder.machines import Machines
 
 
 @functools.cache
@@ -120,7 +126,7 @@ class ChartView:
 class Site:
     """The data every page draws on, and the charts drawn so far (exported as PNG and SVG).
 
-    `frame` is what the site compares (the newest suite version's primary profile, see aggregate.split);
+    `frame` is what the site compares (the newest suite version's primary profile, see analyses.slices.split);
     `apart` holds every other profile and suite version, shown on their own page."""
 
     frame: pd.DataFrame
@@ -139,13 +145,13 @@ class Site:
     _rows_window: _Window | None = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def from_collector(cls, collector: aggregate.Collector, rejected: list[str]) -> Site:
+    def from_collector(cls, collector: Collector, rejected: list[str]) -> Site:
         everything = collector.frame()
-        suite, profile = aggregate.primary_slice(everything)
-        frame, apart = aggregate.split(everything)
+        suite, profile = primary_slice(everything)
+        frame, apart = split(everything)
         del everything  # split copied it into the two
-        table = aggregate.speedups(frame) if not frame.empty else pd.DataFrame()
-        scale_runs = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
+        table = speedups(frame) if not frame.empty else pd.DataFrame()
+        scale_runs = in_slice(collector.runs_of("transformer-ddp"), suite, profile)
         return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
 
     @functools.cached_property
@@ -179,20 +185,20 @@ class Site:
     @functools.cached_property
     def crossings(self) -> pd.DataFrame:
         """Depth-sweep break-even per machine, loop, framework and accelerator."""
-        return aggregate.crossovers(self.speedups)
+        return crossovers(self.speedups)
 
     @functools.cached_property
     def batch_crossings(self) -> pd.DataFrame:
-        return aggregate.batch_crossovers(self.speedups)
+        return batch_crossovers(self.speedups)
 
     def _plain_rows(self, part: pd.DataFrame, speedups: pd.DataFrame) -> pd.DataFrame:
         """Rows of the frame as plain columns with their speedup over the same machine's CPU (NaN if none) and that
         speedup's interval, keeping the frame's index; `speedups` holds at least the rows' own."""
-        rows = aggregate.with_peak_share(aggregate.plain(part))
+        rows = with_peak_share(plain(part))
         if self.speedups.empty:
             return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
-        speed = speedups[[*aggregate.KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
-        merged = rows.merge(speed, on=aggregate.KEY, how="left")  # one speedup per measurement: no row added
+        speed = speedups[[*KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
+        merged = rows.merge(speed, on=KEY, how="left")  # one speedup per measurement: no row added
         merged.index = part.index
         return merged
 
@@ -295,7 +301,7 @@ class Site:
 
     @functools.cached_property
     def _plain_apart(self) -> pd.DataFrame:
-        return aggregate.plain(self.apart)
+        return plain(self.apart)
 
     @functools.cached_property
     def _apart_by_machine(self) -> dict[str, np.ndarray]:

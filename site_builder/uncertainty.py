@@ -96,7 +96,7 @@ class RunSamples(np.ndarray):
 
 def point_median(samples: Sequence[float]) -> float:
     """A measurement's median: over its samples, or for several runs (RunSamples) the median of the runs'
-    medians (the figure aggregate.combine_runs reports)."""
+    medians (the figure combine.combine_runs reports)."""
     if isinstance(samples, RunSamples):
         return float(np.median([np.median(run) for run in samples.runs()]))
     return float(np.median(samples))

@@ -4,7 +4,8 @@ two modules together), has no cycle, and the layers import only downward:
 
 - runner.results (the result file's format) imports nothing else of benchsite but the package's version;
 - the gate (runner.gate) runs in CI without any framework: it imports no measuring code, framework or engine;
-- the site builder imports no measuring code, framework or engine: it reads result files, it never measures.
+- the site builder imports no measuring code, framework or engine: it reads result files, it never measures;
+- the site's analyses (site_builder.analyses) compute on frames: they import no reading, storage or page code.
 """
 
 from __future__ import annotations
@@ -156,6 +157,29 @@ def test_the_result_format_imports_nothing_above_it():
         if under(module, ("runner.results",))
         for target in targets
         if target != "runner" and not under(target, ("runner.results",))
+    )
+    assert not wrong, wrong
+
+
+# What an analysis may use besides other analyses: the intervals, the machine summaries' type, the result format's
+# own figures (runner.results) and the suite's registry (runner.workloads).
+ANALYSES_USE = (
+    "site_builder.analyses",
+    "site_builder.uncertainty",
+    "site_builder.machines",
+    "runner.results",
+    "runner.workloads",
+)
+
+
+def test_the_analyses_compute_on_frames_and_read_nothing():
+    graph = import_graph()
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in graph.items()
+        if under(module, ("site_builder.analyses",))
+        for target in targets
+        if target not in PACKAGES and not under(target, ANALYSES_USE)
     )
     assert not wrong, wrong
 

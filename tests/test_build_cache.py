@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from site_builder import aggregate, load, uncertainty
+from site_builder import collect, load, uncertainty
 from site_builder import memo as memo_module
 from site_builder.cache import BuildCache
 from site_builder.load import load_results
@@ -74,7 +74,7 @@ def test_rows_kept_in_arrow_parts_give_the_frame_one_part_gives(tmp_path, monkey
     results = tmp_path / "results"
     _corpus(results, 8)
     whole = load_results(results, workers=1)
-    monkeypatch.setattr(aggregate, "FLUSH_ROWS", 7)  # many parts, some with a column wholly null
+    monkeypatch.setattr(collect, "FLUSH_ROWS", 7)  # many parts, some with a column wholly null
     monkeypatch.setattr(load, "CHUNK_FILES", 1)  # each file read (and converted) on its own
     parts = load_results(results, workers=1)
     assert len(parts.collector._parts) > 3
@@ -85,9 +85,9 @@ def test_rows_kept_in_arrow_parts_give_the_frame_one_part_gives(tmp_path, monkey
     _same(whole, cached)
     # consecutive cached files' rows stay one slice of the cache's table (no table per file at 100,000 files)
     table = whole.collector.table()
-    joined = aggregate.Collector()
+    joined = collect.Collector()
     for start, stop, path in ((0, 5, "a"), (5, 9, "b"), (12, 20, "c")):
-        one = aggregate.Collector()
+        one = collect.Collector()
         one.restore(table, start, stop, path)
         joined.merge(one)
     assert [(p.start, p.stop) for p in joined._parts] == [(0, 9), (12, 20)]

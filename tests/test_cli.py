@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import socket
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from runner.api import RunOptions
 from runner.cli import app
 from runner.results import storage
 from runner.results.schema import Machine
@@ -101,6 +103,105 @@ def test_run_rejects_unknown_names_with_the_valid_ones(args, message, tmp_path):
     assert result.exit_code == 2
     assert message in " ".join(result.output.split())
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def planned(monkeypatch):
+    """The options `benchsite run` hands runner.api.plan_run, which stops the run there (exit code 2)."""
+    from runner import api
+
+    # unset, and unset again afterwards: `--spark-master` puts it in the environment for the measuring processes
+    monkeypatch.setenv("BENCHSITE_SPARK_MASTER", "")
+    monkeypatch.delenv("BENCHSITE_SPARK_MASTER")
+    seen = []
+
+    def plan_run(given, progress=None):
+        seen.append(given)
+        raise api.PlanError("planned")
+
+    monkeypatch.setattr(api, "plan_run", plan_run)
+    return seen
+
+
+@pytest.mark.parametrize(
+    ("args", "options"),
+    [
+        ("", RunOptions(command="benchsite run --profile quick")),
+        (
+            "-p tiny -w depth-* -w mnist-cnn -d cpu -f torch,jax --variant tuned --time-budget 0.05 --timeout 30 "
+            "-o /home/alice/r.yaml",
+            RunOptions(
+                profile="tiny",
+                workloads=["depth-*", "mnist-cnn"],
+                devices=["cpu"],
+                frameworks=["torch,jax"],
+                variants=["tuned"],
+                time_budget_s=0.05,
+                timeout_s=30.0,
+                output=Path("/home/alice/r.yaml"),
+                command="benchsite run --profile tiny --workload 'depth-*' --workload mnist-cnn --device cpu "
+                "--framework torch,jax --variant tuned --time-budget 0.05 --timeout 30.0",
+            ),
+        ),
+        (
+            "--profile standard --no-profiler --no-compile-ahead --no-equivalence --fidelity --fidelity-rounds 5 "
+            "--results-dir /home/alice/results",
+            RunOptions(
+                profile="standard",
+                results_dir=Path("/home/alice/results"),
+                profile_ops=False,
+                equivalence=False,
+                compile_ahead=False,
+                fidelity=True,
+                fidelity_rounds=5,
+                command="benchsite run --profile standard --no-profiler --no-compile-ahead --no-equivalence "
+                "--fidelity --fidelity-rounds 5",
+            ),
+        ),
+        (  # the recorded order is not the order of the options in --help, nor the order given
+            "--fidelity --no-equivalence -p tiny --no-compile-ahead --variant as-written",
+            RunOptions(
+                profile="tiny",
+                variants=["as-written"],
+                equivalence=False,
+                compile_ahead=False,
+                fidelity=True,
+                command="benchsite run --profile tiny --variant as-written --no-compile-ahead --no-equivalence "
+                "--fidelity",
+            ),
+        ),
+        (
+            "--no-fidelity --fidelity-rounds 3 --spark-master spark://db-7.corp.example:7077 -f tf",
+            RunOptions(
+                frameworks=["tf"],
+                fidelity=False,
+                command="benchsite run --profile quick --framework tf --no-fidelity --spark-master standalone",
+            ),
+        ),
+        (
+            "-w depth-sweep " * 12,
+            RunOptions(
+                workloads=["depth-sweep"] * 12,
+                command=("benchsite run --profile quick" + " --workload depth-sweep" * 12)[:200],
+            ),
+        ),
+    ],
+)
+def test_run_records_its_options_and_command_line(args, options, planned):
+    """What `benchsite run` hands the API for a few argument combinations: the options, and the command line the
+    result file records (paths and a Spark master's address left out, the order fixed)."""
+    result = runner.invoke(app, ["run", *shlex.split(args)])
+    assert result.exit_code == 2 and "planned" in result.output
+    assert planned == [options]
+
+
+def test_run_records_the_spark_master_from_the_environment(planned, monkeypatch):
+    monkeypatch.setenv("BENCHSITE_SPARK_MASTER", "yarn")
+    result = runner.invoke(app, ["run", "--no-profiler"])
+    assert result.exit_code == 2
+    assert planned == [
+        RunOptions(profile_ops=False, command="benchsite run --profile quick --no-profiler --spark-master yarn")
+    ]
 
 
 def test_run_end_to_end_writes_a_valid_file(tmp_path):

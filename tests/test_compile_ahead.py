@@ -14,6 +14,7 @@ import tempfile
 import pytest
 
 from runner import api
+from runner.api import ahead as ahead_module
 from tests.conftest import TESTS
 
 PLUGIN_ENV = {
@@ -30,8 +31,8 @@ def compiled_plugin(monkeypatch):
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
     # By the product's own rule a 2-core machine gets no compile-ahead children (2 cores and 8 GiB each): two here.
-    monkeypatch.setattr(api, "AHEAD_CORES_PER_CHILD", 1)
-    monkeypatch.setattr(api, "AHEAD_GIB_PER_CHILD", 1)
+    monkeypatch.setattr(ahead_module, "AHEAD_CORES_PER_CHILD", 1)
+    monkeypatch.setattr(ahead_module, "AHEAD_GIB_PER_CHILD", 1)
 
 
 def _run(tmp_path, **options):
@@ -67,15 +68,15 @@ def test_points_compiled_ahead_are_loaded_by_their_measurement(compiled_plugin, 
         made.append(mkdtemp(**kwargs))
         return made[-1]
 
-    monkeypatch.setattr(api.tempfile, "mkdtemp", remember)
+    monkeypatch.setattr(ahead_module.tempfile, "mkdtemp", remember)
     held: dict[str, list[str]] = {}
-    rmtree = api.shutil.rmtree
+    rmtree = ahead_module.shutil.rmtree
 
     def listed(path, **kwargs):
         held[os.path.basename(path)] = sorted(os.listdir(path))
         rmtree(path, **kwargs)
 
-    monkeypatch.setattr(api.shutil, "rmtree", listed)
+    monkeypatch.setattr(ahead_module.shutil, "rmtree", listed)
     log = tmp_path / "phases.jsonl"
     monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
     graphs, notes, ahead, plan = _run(tmp_path)
@@ -142,12 +143,12 @@ def test_how_many_children_compile_ahead(transformer_plan, monkeypatch, device, 
         options=dataclasses.replace(transformer_plan.options),
         machine=transformer_plan.machine.model_copy(update={"accelerators": [gpu], "memory_gib": gib}),
     )
-    monkeypatch.setattr(api.os, "cpu_count", lambda: cores)
+    monkeypatch.setattr(ahead_module.os, "cpu_count", lambda: cores)
     workload = get("transformer")
     group = api.Group(workload, "torch", device, variant, workload.cases("tiny"), list(range(4)))
-    assert api.ahead_children(plan, group, pending) == children
+    assert ahead_module.ahead_children(plan, group, pending) == children
     plan.options.compile_ahead = False
-    assert api.ahead_children(plan, group, pending) == 0
+    assert ahead_module.ahead_children(plan, group, pending) == 0
 
 
 @pytest.mark.parametrize(("forced", "children"), [("8", 8), ("20", 13), ("1", 0), ("0", 0)])
@@ -158,7 +159,7 @@ def test_benchsite_ahead_children_sets_the_number(transformer_plan, monkeypatch,
     monkeypatch.setenv("BENCHSITE_AHEAD_CHILDREN", forced)
     workload = get("transformer")
     group = api.Group(workload, "torch", "cuda", "tuned", workload.cases("tiny"), list(range(4)))
-    assert api.ahead_children(transformer_plan, group, 13) == children
+    assert ahead_module.ahead_children(transformer_plan, group, 13) == children
 
 
 def test_a_malformed_ahead_children_is_refused_before_the_run(monkeypatch, tmp_path):

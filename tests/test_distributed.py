@@ -15,13 +15,14 @@ import pytest
 import yaml
 
 from runner import api
+from runner.api.plan import _groups
 from runner.workloads import get
 
 pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 ROOT = Path(__file__).resolve().parents[1]
-# Captured on a lent 2 x H200 machine (nvidia-smi prints the heading underlined).
+# Captured on a 2 x H200 machine (nvidia-smi prints the heading underlined).
 TOPO = (
     "\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
     "GPU0\t X \tNV18\t0-31\t0\t\tN/A\n"
@@ -48,6 +49,8 @@ def test_two_gloo_ranks_measured_through_benchsite_run(tmp_path):
         assert m["samples_per_unit"] == 2 * world  # every rank trains its own batch of 2
         assert m["samples_per_s"] == pytest.approx(m["samples_per_unit"] / m["median_s"], rel=1e-9)
         assert f"world size {world}: " in m["notes"][0] and "over gloo" in m["notes"][0]
+        # how the tuned step ran, a field of its own (a CPU replica runs it eager); no interconnect between processes
+        assert m.get("runs_as") == ("eager" if _variant == "tuned" else None) and "interconnect" not in m
         collective = m["collective"]  # how the gradients were all-reduced, and NVLink multicast off in every rank
         assert collective["backend"] == "gloo" and collective["buckets"] >= 1 and "comm_hook" not in collective
         assert collective["env"]["NCCL_NVLS_ENABLE"] == "0" and collective["env"]["NVSHMEM_DISABLE_NVLS"] == "1"
@@ -81,7 +84,7 @@ def test_a_rank_that_dies_is_reported():
 def test_points_beyond_the_machines_devices_are_skipped_with_the_reason():
     workload = get("transformer-ddp")
     cases = workload.cases("standard")
-    groups = api._groups(workload, "torch", "cuda", "tuned", cases, None, devices=2)
+    groups = _groups(workload, "torch", "cuda", "tuned", cases, None, devices=2)
     run, skipped = groups
     assert [c.config["world_size"] for c in run.cases] == [1, 2] and run.skip_reason is None
     assert [c.config["world_size"] for c in skipped.cases] == [4, 8]
@@ -93,16 +96,16 @@ def test_one_gpu_machine_skips_the_whole_data_parallel_sweep():
     """One process on one GPU shows no scaling: every point is recorded as skipped, the first with the others."""
     workload = get("transformer-ddp")
     cases = workload.cases("standard")
-    (group,) = api._groups(workload, "torch", "cuda", "tuned", cases, None, devices=1)
+    (group,) = _groups(workload, "torch", "cuda", "tuned", cases, None, devices=1)
     assert group.indices == [0, 1, 2, 3] and len(group.cases) == 4
     assert (
         group.skip_reason
         == "one cuda device: data-parallel scaling needs 2 or more; the transformer workload times one device"
     )
     # The CPU keeps its points (two gloo processes can split one CPU), and a framework's own reason wins.
-    run, over = api._groups(workload, "torch", "cpu", "tuned", cases, None, devices=2)
+    run, over = _groups(workload, "torch", "cpu", "tuned", cases, None, devices=2)
     assert run.skip_reason is None and run.indices == [0, 1] and over.indices == [2, 3]
-    other = api._groups(workload, "jax", "cuda", "tuned", cases, "PyTorch only", devices=1)
+    other = _groups(workload, "jax", "cuda", "tuned", cases, "PyTorch only", devices=1)
     assert other[0].skip_reason == "PyTorch only"
 
 
@@ -179,6 +182,7 @@ def test_a_loops_ddp_settings_reach_distributed_data_parallel():
         assert replica.comm_hook is None and not replica.compiled and not replica.graphed
         assert replica.forward is replica.ddp
         assert program.notes[1].endswith("; eager") and getattr(program, "warmup_units", 1) == 1
+        assert program.runs_as == "eager"  # the measurement's `runs_as` field
     finally:
         program.close()
     assert not _ranks_running()

@@ -19,7 +19,7 @@ from scipy import stats
 from runner import api, fidelity
 from runner.gate import validate
 from runner.results.schema import Measurement
-from site_builder.aggregate import Collector
+from site_builder.collect import Collector
 from tests.conftest import cpu_torch_plan, make_measurement, make_result, save_under
 
 
@@ -322,7 +322,9 @@ def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(
     assert depth2.samples_s == done[group.indices[0]].samples_s  # the measurement kept, only its twin added
     assert journaled == [group.indices[0]]
     given_up = {i: m.model_copy(update={"warnings": ["fidelity twin not recorded: broke"]}) for i, m in done.items()}
-    assert api._untwinned(resumed, group, given_up) == []
+    from runner.api.twins import untwinned as twins_due
+
+    assert twins_due(resumed, group, given_up) == []
 
 
 def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unknown_script_does_not(

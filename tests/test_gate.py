@@ -305,7 +305,7 @@ def test_a_run_much_faster_than_the_machines_earlier_runs_is_a_warning(tmp_path)
 
 
 BASE3 = ROOT / "results" / "0c9b4be27c3326c3" / "20261123T030151Z.yaml"
-# What the site shows of a measurement (site_builder.aggregate's frame): an accepted file must not move any of it.
+# What the site shows of a measurement (site_builder.collect's frame): an accepted file must not move any of it.
 SHOWN = ["median_s", "ci_lo_s", "ci_hi_s", "samples_per_s", "params", "achieved_tflops", "peak_tflops", "status"]
 
 
@@ -325,7 +325,7 @@ def test_field_by_field_mutations_are_refused_or_move_no_figure_the_site_shows()
     """Each number of a real run (one GPU measurement whole, a device peak, an equivalence check, the run's
     and machine's numbers) scaled by 0.7 and by 1000, one at a time: the gate refuses the file, or the site's
     figures from it are exactly those of the real file."""
-    from site_builder.aggregate import Collector
+    from site_builder.collect import Collector
 
     data = yaml.safe_load(BASE3.read_text())
     gpu = next(i for i, m in enumerate(data["measurements"]) if m["device"] == "cuda" and m["status"] == "ok")

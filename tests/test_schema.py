@@ -113,3 +113,43 @@ def test_failed_measurement_keeps_its_error():
     loaded, _ = storage.parse(storage.dumps(result))
     assert loaded is not None and loaded.measurements[0].error.type == "OutOfMemory"
     assert math.isclose(loaded.measurements[0].warmup_s, 0.5)
+
+
+def test_schema_8_fields_pass_the_gate_and_older_files_without_them_still_do(tmp_path):
+    """A schema-8 file with a data-parallel step's `runs_as` and a Spark measurement's `spark_master` is read and
+    passes the gate; the same measurements in a schema-7 file without them (their notes only) too. The fields take
+    only their words: a master's address, another way of running or an unknown key is refused."""
+    from runner.gate import validate
+
+    ddp = {"workload": "transformer-ddp", "point": {"model": "bert-tiny", "batch_size": 2, "world_size": 2}}
+    spark = {"workload": "spark-inference", "point": {"model": "vit-tiny", "batch_size": 16, "partitions": 2}}
+    new = make_result(
+        [
+            make_measurement(
+                **ddp, variant="tuned", runs_as="eager", notes=["fp32, batch resident, fused AdamW; eager"]
+            ),
+            make_measurement(
+                **spark, variant="as-written", spark_master="local[2]", notes=["spark 4.0.1; master local[2]; x"]
+            ),
+        ]
+    ).model_copy(update={"schema_version": 8})
+    old = new.model_copy(
+        update={
+            "schema_version": 7,
+            "measurements": [m.model_copy(update={"runs_as": None, "spark_master": None}) for m in new.measurements],
+        }
+    )
+    for result, folder in ((new, "new"), (old, "old")):
+        path = storage.save(result, tmp_path / folder / result.machine.id / storage.file_name(result))
+        loaded, problems = storage.load(path)
+        assert problems == [] and loaded == result
+        assert validate.validate([path], strict=True).errors == []
+        text = path.read_text()
+        assert ("runs_as: eager" in text, "spark_master: local[2]" in text) == (result is new, result is new)
+    for edit, field in (
+        (lambda d: d["measurements"][1].update(spark_master="spark://db-7.corp.example:7077"), "spark_master"),
+        (lambda d: d["measurements"][0].update(runs_as="CUDA graph"), "runs_as"),
+        (lambda d: d["measurements"][0].update(run_as="eager"), "run_as"),
+    ):
+        loaded, problems = storage.parse(_mutate(new, edit), "f.yaml")
+        assert loaded is None and any(p.field.endswith(field) for p in problems), problems

@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 from runner.results.schema import Suite
-from site_builder import advisor, aggregate, opendata, seeds
-from site_builder.aggregate import Collector
+from site_builder import advisor, opendata, seeds
+from site_builder.analyses.speedups import TOO_FEW, speedup_summary
+from site_builder.collect import Collector
 from site_builder.site import Site
 from site_builder.uncertainty import median_over, median_replicates_many, ratio_intervals, ratio_of_medians
 from tests.conftest import make_measurement, make_result
@@ -100,7 +101,7 @@ def test_other_profiles_and_suites_are_kept_apart():
     assert (site.suite, site.profile) == (2, "standard")
     assert set(site.frame["machine_id"]) == {standard.machine.id}
     assert set(site.apart["machine_id"]) == {quick.machine.id, older.machine.id}
-    summary = aggregate.speedup_summary(site.speedups)
+    summary = speedup_summary(site.speedups)
     assert summary["speedup"].iloc[0] == pytest.approx(2.0, rel=0.1)  # the 9x runs are not in the median
     # Before anyone ran standard, the fullest profile there is leads.
     only_quick = site_of(quick)
@@ -331,7 +332,7 @@ def test_one_sample_on_each_side_gives_no_interval_and_no_verdict():
     written = {"variant": "as-written"}
     single = make_result([measurement("cpu", [4.0], **written), measurement("cuda", [1.0], **written)])
     (row,) = site_of(single).speedups.to_dict("records")
-    assert row["speedup"] == pytest.approx(4.0) and np.isnan(row["speedup_lo"]) and row["verdict"] == aggregate.TOO_FEW
+    assert row["speedup"] == pytest.approx(4.0) and np.isnan(row["speedup_lo"]) and row["verdict"] == TOO_FEW
     (machine,) = seeds.speedup_reproductions(site_of(single), _seed_claim())
     assert machine["verdict"] == seeds.UNDECIDED
 

@@ -10,17 +10,21 @@ import pandas as pd
 import pytest
 
 from runner.results import storage
-from site_builder import aggregate
-from site_builder.aggregate import (
-    Collector,
-    batch_crossovers,
-    crossovers,
+from runner.workloads import known
+from site_builder import combine, machines
+from site_builder.analyses.crossovers import batch_crossovers, crossover_summary, crossovers, sweep_by_device
+from site_builder.analyses.scaling import scaling, scaling_spread
+from site_builder.analyses.slices import in_slice, primary_slice, split
+from site_builder.analyses.speedups import (
     framework_comparison,
+    loop_by_accelerator,
     loop_effect,
-    measurements_frame,
     speedup_summary,
     speedups,
+    workload_summary,
 )
+from site_builder.collect import Collector, measurements_frame
+from site_builder.columns import CATEGORIES
 from site_builder.load import StrictBuildError, load_results
 from tests.conftest import make_measurement, make_result, retime, save_under
 
@@ -105,7 +109,7 @@ def test_a_speedup_over_several_runs_sits_inside_its_own_interval():
     assert row["speedup"] == pytest.approx(2.02 / 0.5)
     assert row["speedup_lo"] <= row["speedup"] <= row["speedup_hi"]
     # the home table counts the machine once and shows how far apart its runs came out
-    (summary,) = aggregate.workload_summary(table).to_dict("records")
+    (summary,) = workload_summary(table).to_dict("records")
     assert (summary["machines"], summary["comparisons"], summary["repeated_machines"]) == (1, 1, 1)
     assert summary["run_spread"] == pytest.approx(2.12 / float(np.median(many)))
 
@@ -145,7 +149,7 @@ def test_empty_results_give_an_empty_frame(tmp_path):
 
 
 def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
-    from site_builder import aggregate, charts
+    from site_builder import charts
 
     cpu = sweep("cpu", {2: 1.0, 3: 1.0, 4: 1.0})
     gpu = sweep("cuda", {2: 2.0, 3: 2.0, 4: 0.5})
@@ -154,11 +158,11 @@ def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
     table = speedups(frame)
     summary = speedup_summary(table)
     effect = loop_effect(table)
-    by_model = aggregate.loop_by_accelerator(effect)
+    by_model = loop_by_accelerator(effect)
     built = [
         charts.speedup_overview(summary),
         charts.vendor_chart(summary),
-        charts.crossover_chart(aggregate.sweep_by_device(frame)),
+        charts.crossover_chart(sweep_by_device(frame)),
         charts.loop_chart(by_model),
         charts.gain_chart(by_model),
     ]
@@ -241,7 +245,6 @@ def test_collector_keeps_the_newest_fingerprint_and_every_run():
 
 
 def test_chart_data_is_bounded_by_device_models_not_machines():
-    from site_builder import aggregate
 
     results = []
     for i in range(60):
@@ -250,10 +253,10 @@ def test_chart_data_is_bounded_by_device_models_not_machines():
         results.append((Path(str(i)), make_result(cpu + gpu, label=f"#{i}")))
     frame = measurements_frame(results)
     assert frame["machine_id"].nunique() == 60
-    sweep_rows = aggregate.sweep_by_device(frame)
+    sweep_rows = sweep_by_device(frame)
     assert len(sweep_rows) == 4 and set(sweep_rows["machines"]) == {60}  # 2 devices x 2 depths
     crossings = crossovers(speedups(frame))
-    (summary,) = aggregate.crossover_summary(crossings).to_dict("records")
+    (summary,) = crossover_summary(crossings).to_dict("records")
     assert summary["machines"] == 60 and summary["crossing"] == 60
 
 
@@ -297,14 +300,14 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
     a loop fixed within the suite (the eager tuned DDP step, compiled since) is apart, not divided by its
     successor."""
     collector = load_results(REPO_RESULTS, strict=True).collector
-    suite, profile = aggregate.primary_slice(collector.frame())
-    ddp = aggregate.in_slice(collector.runs_of("transformer-ddp"), suite, profile)
-    table = aggregate.scaling(ddp)
+    suite, profile = primary_slice(collector.frame())
+    ddp = in_slice(collector.runs_of("transformer-ddp"), suite, profile)
+    table = scaling(ddp)
     if table.empty:
         pytest.skip("no transformer-ddp result committed")
     # the tuned step fixed within the suite (eager, compiled since) is drawn as its own loop, never divided by it
     earlier = set(ddp.loc[ddp["earlier_loop"], "workload_hash"])
-    assert earlier <= set(aggregate.known.superseded(suite))
+    assert earlier <= set(known.superseded(suite))
     for _, row in table.iterrows():
         same = ddp[
             (ddp["machine_id"] == row["machine_id"])
@@ -330,7 +333,7 @@ def test_scale_page_efficiency_from_the_committed_ddp_run():
     # both loops drawn, each earlier tuned step named by how it ran (eager, then compiled, within suite 3)
     assert {"as-written", "tuned (earlier loop: eager)", "tuned (earlier loop: compiled)"} <= set(table["loop"])
     # the H200 machine's compiled 2-GPU runs stay apart, and their spread is tabled
-    spread = aggregate.scaling_spread(table)
+    spread = scaling_spread(table)
     compiled = spread["loop"] == "tuned (earlier loop: compiled)"
     two = spread[compiled & (spread["world_size"] == 2) & spread["device_name"].str.contains("H200")]
     assert len(two) == 1 and two["runs"].iloc[0] >= 2
@@ -357,11 +360,43 @@ def test_interconnect_field_is_read_and_older_files_keep_their_note():
         variant="as-written",
         notes=["world size 2: 2 processes (one per GPU) over nccl 2.27.5, DDP; interconnect GPU0-GPU1 NV18"],
     )
-    frame = aggregate.measurements_frame([(Path("a.yaml"), make_result([new, old]))])
+    frame = measurements_frame([(Path("a.yaml"), make_result([new, old]))])
     assert dict(zip(frame["variant"], frame["interconnect"], strict=True)) == {
         "tuned": "GPU0-GPU1 NV12",
         "as-written": "GPU0-GPU1 NV18",
     }
+
+
+def test_runs_as_and_spark_master_are_read_from_their_fields_and_older_files_from_their_notes():
+    """Schema 8 records how a tuned data-parallel step ran (`runs_as`) and a Spark measurement's kind of master
+    (`spark_master`) as fields: the site reads them even where the notes say otherwise or nothing, and never parses a
+    new file's notes; a file before schema 8 (before 4, for the interconnect) still gives what its notes say."""
+    ddp = {"workload": "transformer-ddp", "point": {"model": "bert-tiny", "batch_size": 2, "world_size": 2}}
+    one = {**ddp, "point": {**ddp["point"], "world_size": 1}}  # another measurement: never combined with the first
+    spark = {"workload": "spark-inference", "point": {"model": "vit-tiny", "batch_size": 16, "partitions": 2}}
+    eager = ["world size 2: 2 processes over gloo, DDP", "fp32, batch resident, fused AdamW; eager"]
+    linked = ["world size 2: 2 processes (one per GPU) over nccl 2.27.5, DDP; interconnect GPU0-GPU1 NV18"]
+    local = ["spark 4.0.1; master local[2]; executors 1; cores per executor 2; partitions 2"]
+
+    def read(version: int, *measurements) -> list[tuple[str, str, str]]:
+        result = make_result(list(measurements)).model_copy(update={"schema_version": version})
+        frame = measurements_frame([(Path("a.yaml"), result)])
+        return list(zip(*(frame[c].astype(str) for c in ("runs_as", "spark_master", "interconnect")), strict=True))
+
+    fields = [
+        make_measurement(**ddp, variant="tuned", runs_as="cuda-graph", notes=eager),  # the notes say otherwise
+        make_measurement(**one, variant="tuned", runs_as="compiled"),  # no notes at all
+        make_measurement(**spark, variant="as-written", spark_master="yarn", notes=local),
+    ]
+    assert read(8, *fields) == [("CUDA graph", "", ""), ("compiled", "", ""), ("", "yarn", "")]
+    notes_only = [
+        make_measurement(**ddp, variant="tuned", notes=eager),
+        make_measurement(**spark, variant="as-written", notes=local),
+        make_measurement(**ddp, variant="as-written", notes=linked),
+    ]
+    assert read(7, *notes_only) == [("eager", "", ""), ("", "local[2]", ""), ("", "", "")]
+    assert read(3, *notes_only) == [("eager", "", ""), ("", "local[2]", ""), ("", "", "GPU0-GPU1 NV18")]
+    assert read(8, *notes_only) == [("", "", "")] * 3  # a new file's notes are for people: its fields say it
 
 
 def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one():
@@ -388,7 +423,7 @@ def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one()
     before = fixed.model_copy(update={"workload_hash": earlier[0]})
     gpu = [m.model_copy(update={"device": "cuda", "device_name": "H100"}) for m in (fixed, before)]
     frame = measurements_frame([(Path("a.yaml"), make_result([fixed, before, *gpu]))])
-    compared, apart = aggregate.split(frame)
+    compared, apart = split(frame)
     assert set(compared["workload_hash"]) == {fixed.workload_hash}
     assert set(apart["workload_hash"]) == {earlier[0]} and apart["earlier_loop"].all()
     assert not compared["earlier_loop"].any()
@@ -396,7 +431,7 @@ def test_a_loop_fixed_within_the_suite_is_shown_apart_not_beside_the_fixed_one()
 
 
 def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cache():
-    """A machine summary keeps each measurement's top operators as JSON text (site_builder.aggregate.pack_top_ops):
+    """A machine summary keeps each measurement's top operators as JSON text (site_builder.machines.pack_top_ops):
     the newest run's, slowest first, whichever order the files are merged in, and the same after the build cache's
     round trip."""
     import sys
@@ -422,17 +457,17 @@ def test_top_operators_keep_the_newest_run_per_measurement_through_merge_and_cac
     for part in parts:
         merged.merge(part)
     (summary,) = merged.machines.values()
-    (row,) = aggregate.top_ops_rows(summary)
+    (row,) = machines.top_ops_rows(summary)
     assert [name for name, _, _ in row["ops"]] == ["aten::mm", "aten::add"]
     assert row["ops"][0] == ["aten::mm", 2e-3, 3] and row["device"] == "cpu"
     ((key, (_, text)),) = summary.top_ops.items()
     assert isinstance(text, str) and all(part is sys.intern(part) for part in key)
-    back = aggregate.unpack_summary(aggregate.pack_summary(summary))
-    assert back == summary and aggregate.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
+    back = machines.unpack_summary(machines.pack_summary(summary))
+    assert back == summary and machines.top_ops_rows(back) == [row] and list(back.top_ops) == [key]
 
 
 def test_the_frame_is_every_runs_rows_combined_whichever_way_they_are_converted():
-    """Collector.frame finds which rows combine from a few columns (aggregate.PLAN_COLUMNS) and converts only the
+    """Collector.frame finds which rows combine from a few columns (combine.PLAN_COLUMNS) and converts only the
     rows kept, taken in Arrow; that is what combine_runs gives from every run's rows converted whole: the same values,
     types, categories, index and samples (each run's sizes too). Over the committed results, and over one machine's
     runs whose only gaps (a missing `stable` flag and parameter count) lie in the older run, combined away: the rows
@@ -447,8 +482,8 @@ def test_the_frame_is_every_runs_rows_combined_whichever_way_they_are_converted(
             collector.add(Path(f"gaps-{day}"), result.model_copy(update={"run": run}))
     for collector in (gaps, committed):
         made = collector.frame()
-        whole = aggregate.combine_runs(collector._raw(None, categories=True))
-        for name in aggregate.CATEGORIES:
+        whole = combine.combine_runs(collector._raw(None, categories=True))
+        for name in CATEGORIES:
             whole[name] = whole[name].cat.remove_unused_categories()
         whole = whole.reset_index(drop=True)
         assert len(made) < len(collector._raw(None))  # runs were combined

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from runner import api, fidelity
+from runner.api.pools import SPARES_ENV, GroupSpares
 from runner.measure import executor, protocol, spares
 from runner.workloads import get as get_workload
 from tests.conftest import cpu_torch_plan
@@ -182,7 +183,7 @@ def test_a_spare_worker_measures_a_job_and_one_nobody_used_ends_by_itself():
 @pytest.mark.parametrize("setting", ["1", "0"])
 def test_as_written_points_and_their_twins_run_in_spares_unless_switched_off(tmp_path, monkeypatch, setting):
     """The tiny depth sweep with twins: every point and every round in a process of its own, both ways."""
-    monkeypatch.setenv(api.SPARES_ENV, setting)
+    monkeypatch.setenv(SPARES_ENV, setting)
     log = tmp_path / "phases.jsonl"
     monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
     taken: list[str] = []
@@ -296,7 +297,7 @@ def test_each_point_takes_a_spare_that_imported_its_own_model_family_and_no_othe
     (group,) = plan.groups
     family = {i: case.config["model"]["family"] for i, case in zip(group.indices, group.cases, strict=True)}
     assert sorted(set(family.values())) == ["bert", "convnext", "vit"]
-    pools = api._Spares(plan, group, {"seed_process": True}, list(group.indices))
+    pools = GroupSpares(plan, group, {"seed_process": True}, list(group.indices))
     for index in group.indices:
         argv = pools.worker_pool(index).argv
         assert argv[-1] == protocol.TRANSFORMER_MODULES[family[index]]
@@ -317,6 +318,6 @@ def test_each_point_takes_a_spare_that_imported_its_own_model_family_and_no_othe
         return {}  # nothing measured: only which spare each point asked for matters here
 
     monkeypatch.setattr(spares.Pool, "take", take)
-    monkeypatch.setattr(api.executor, "run_cases", run_cases)
+    monkeypatch.setattr(executor, "run_cases", run_cases)
     api.measure_group(plan, group, api.Progress())
     assert taken == [protocol.TRANSFORMER_MODULES[family[i]] for i in group.indices]

@@ -58,6 +58,7 @@ def _predict_all(master: str) -> list[tuple[int, int]]:
     try:
         program.run_unit()  # the timed action runs
         assert "master " + spark_master.master_kind(master) in program.notes[0]
+        assert program.spark_master == spark_master.master_kind(master)  # the measurement's `spark_master` field
         return program.predictions()
     finally:
         program.close()
@@ -169,7 +170,7 @@ def test_a_local_driver_gets_half_the_machine_s_memory_within_bounds():
     vectorized Parquet reader, then every later rate with it): a local driver gets half this machine's memory."""
     gib = 2**30
     assert driver_memory(24 * gib) == "12g"  # the 2-core VM
-    assert driver_memory(128 * gib) == "32g"  # a lent GPU host: capped
+    assert driver_memory(128 * gib) == "32g"  # a large GPU host: capped
     assert driver_memory(gib) == "1g"  # never under Spark's default
     assert driver_memory() == driver_memory(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
 
@@ -192,22 +193,25 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     (m,) = [m for m in data["measurements"] if m["workload"] == "spark-inference"]
     assert m["status"] == "ok" and m["samples_per_s"] > 0, m.get("error")
     assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
+    assert data["schema_version"] == 8 and m["spark_master"] == "local[2]"  # a field of its own, as the note says
     assert f"driver heap {driver_memory()};" in m["notes"][0]  # the session was given the heap, not Spark's 1 GiB
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout
     # the Scale page's Spark table and chart from that file
     from runner.results.storage import iter_all
-    from site_builder import aggregate, charts
+    from site_builder import charts
+    from site_builder.analyses.spark import spark_inference, spark_streaming, sustained
+    from site_builder.collect import measurements_frame
 
-    frame = aggregate.measurements_frame([(p, r) for p, r, _ in iter_all([tmp_path]) if r is not None])
-    (row,) = aggregate.spark_inference(frame).to_dict("records")
+    frame = measurements_frame([(p, r) for p, r, _ in iter_all([tmp_path]) if r is not None])
+    (row,) = spark_inference(frame).to_dict("records")
     assert row["spark_master"] == "local[2]" and row["partitions"] == 2 and row["model"] == "vit-tiny"
     assert row["samples_per_s"] == pytest.approx(m["samples_per_s"])
     if m.get("ci95_s"):  # a single sample has no interval: the table then shows none
         assert row["samples_per_s_lo"] <= row["samples_per_s"] <= row["samples_per_s_hi"]
     else:
         assert row["samples_per_s_lo"] != row["samples_per_s_lo"]  # NaN
-    spec = charts.spark_chart(aggregate.spark_inference(frame)).to_dict()
+    spec = charts.spark_chart(spark_inference(frame)).to_dict()
     assert spec["facet"]["column"]["field"] == "model"
     # spark-streaming: the tiny ladder's rates, each measured (or skipped above one not sustained)
     streamed = [m for m in data["measurements"] if m["workload"] == "spark-streaming"]
@@ -219,14 +223,14 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
             continue
         assert m["status"] == "ok" and m["unit"] == "latency", m.get("error")
         assert len(m["samples_s"]) == m["stream"]["files"] == 15
-        assert "master local[2]" in m["notes"][0]
-    table = aggregate.spark_streaming(frame)
+        assert "master local[2]" in m["notes"][0] and m["spark_master"] == "local[2]"
+    table = spark_streaming(frame)
     assert list(table["rate"]) == [m["point"]["rate"] for m in streamed if m["status"] == "ok"]
     first = table.iloc[0]
     assert first["p50_s"] == pytest.approx(streamed[0]["median_s"])
     assert first["p50_s_lo"] <= first["p50_s"] <= first["p50_s_hi"]
     assert first["p99_s"] == pytest.approx(streamed[0]["stream"]["p99_s"])
-    (best,) = aggregate.sustained(table).to_dict("records")
+    (best,) = sustained(table).to_dict("records")
     assert best["model"] == "vit-tiny" and best["spark_master"] == "local[2]"
     spec = charts.stream_chart(table).to_dict()
     assert spec["facet"]["column"]["field"] == "model"

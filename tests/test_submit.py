@@ -94,7 +94,7 @@ def test_submit_outside_a_clone_is_a_clear_error(tmp_path):
 
 
 def test_from_benchsite_run_to_benchsite_submit_in_the_documented_steps(clone):
-    """CONTRIBUTING.md's steps in a fresh clone: run (a tiny part of the suite), validate, submit."""
+    """docs/contributing.md's steps in a fresh clone: run (a tiny part of the suite), validate, submit."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     run = [sys.executable, "-m", "runner", "run", "--profile", "tiny", "-w", "tabular-mlp", "-f", "torch"]
     run += ["-d", "cpu", "--time-budget", "0.05"]

@@ -44,7 +44,7 @@ from runner.fingerprint import machine_id
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import storage, streaming
 from runner.results.intervals import summarize
-from runner.results.schema import VERSION_PATTERN, Measurement, ResultFile
+from runner.results.schema import VERSION_PATTERN, Machine, Measurement, ResultFile
 from runner.results.storage import Problem
 from runner.workloads import known
 
@@ -161,24 +161,7 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
         problems += _recomputed(path, where, m)
         if m.fidelity is not None:
             problems += _fidelity_problems(path, where, m, result.suite.profile)
-        if not m.flops_per_unit:
-            continue
-        achieved = m.flops_per_unit / m.median_s / 1e12
-        if m.device == "cpu":
-            peak: float | None = cpu_peak_tflops(result.machine.cpu, m.precision)
-            what = f"the CPU's ceiling ({result.machine.cpu.logical_cpus} CPUs x clock x vector width)"
-        else:
-            peak = gpu_peak_tflops(m.device_name, m.precision)
-            what = f"the {m.device_name} peak"
-        if peak is not None and achieved > peak:
-            problems.append(
-                Problem(
-                    path,
-                    f"{where}.median_s",
-                    f"{achieved:.4g} TFLOP/s ({m.precision}) is above {what} of {peak:.4g} TFLOP/s: physically "
-                    "impossible (unsynchronised timing, wrong FLOP count, or an edited file)",
-                )
-            )
+        problems += _above_peak(path, where, m, result.machine)
     for (framework, device), count in sorted(unsynced.items()):
         problems.append(
             Problem(
@@ -189,6 +172,30 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
             )
         )
     return problems
+
+
+def _above_peak(path: str, where: str, m: Measurement, machine: Machine) -> list[Problem]:
+    """The measurement's FLOP/s against its device's peak (a spec sheet's, or the CPU's ceiling): above it is
+    physically impossible."""
+    if not m.flops_per_unit or m.median_s is None:
+        return []
+    achieved = m.flops_per_unit / m.median_s / 1e12
+    if m.device == "cpu":
+        peak: float | None = cpu_peak_tflops(machine.cpu, m.precision)
+        what = f"the CPU's ceiling ({machine.cpu.logical_cpus} CPUs x clock x vector width)"
+    else:
+        peak = gpu_peak_tflops(m.device_name, m.precision)
+        what = f"the {m.device_name} peak"
+    if peak is not None and achieved > peak:
+        return [
+            Problem(
+                path,
+                f"{where}.median_s",
+                f"{achieved:.4g} TFLOP/s ({m.precision}) is above {what} of {peak:.4g} TFLOP/s: physically "
+                "impossible (unsynchronised timing, wrong FLOP count, or an edited file)",
+            )
+        ]
+    return []
 
 
 def _differs(stated: float | None, computed: float | None) -> bool:

@@ -1,7 +1,7 @@
 """Interpreters started ahead of need, several at once, while nothing is being measured.
 
 A seed's loop is measured in a freshly started interpreter, as its script runs (runner.measure.protocol.seed_process),
-and its fidelity twin runs the script itself in another (runner.fidelity.run_script). On the GPU hosts measured each start
+and its fidelity twin runs the script itself in another (runner.fidelity.run_script). On the GPU hosts each start
 costs 4 to 6 s, most of it importing PyTorch and its CUDA libraries; a standard run with twins started about 160 of
 them one after another. A spare is such an interpreter started early: it imports the framework (what the process
 would import first anyway), says so on its stdout, and then waits, blocked on its stdin, for the work it was started

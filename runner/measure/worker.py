@@ -163,6 +163,8 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
             threads=_framework(job["framework"]).threads(),
             notes=list(getattr(program, "notes", [])),
             interconnect=getattr(program, "interconnect", None),
+            runs_as=getattr(program, "runs_as", None),
+            spark_master=getattr(program, "spark_master", None),
             collective=program.collective() if hasattr(program, "collective") else None,
         )
     finally:
@@ -478,7 +480,7 @@ def _protocol(job: dict[str, Any]) -> IO[str]:
 
     A seed's loop (the job's `seed_process`, set by the parent from runner.measure.protocol.seed_process) runs with its
     standard streams as its script has them: the events go on stdout itself, the pipe the parent reads, and nothing
-    is duplicated or redirected. On a lent H200 host's 16-core CPU, seed 000's loop timed 1.108 (1.062 .. 1.152) of
+    is duplicated or redirected. On an H200 host's 16-core CPU, seed 000's loop timed 1.108 (1.062 .. 1.152) of
     its script's time with the set-up below and 0.990 (0.958 .. 1.024) without it, over 24 paired rounds
     (tests/benchmarks/point_probe.py, `worker-redirect` and `worker`), for no reason found. A library's stray print
     there reaches the parent, which skips what is not an event and finds an event that a print without a newline ran

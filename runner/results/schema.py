@@ -27,6 +27,10 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   (the ratio of geometric means, Welch's interval on the logarithms), where earlier files used a bootstrap of the
   ratio of medians, which overstates what two or three rounds show. Older files stay valid: a twin that names
   none is recomputed as `bootstrap-median`.
+- 8 (benchsite 0.9.0): facts the site read out of a measurement's free-text notes are fields of their own: a tuned
+  data-parallel step's `runs_as` (eager, compiled, or replayed from a CUDA graph) and a spark-* measurement's
+  `spark_master` (the kind of Spark master, never its address). The notes still say the same for people. Older
+  files stay valid: the site reads their notes as before.
 """
 
 from __future__ import annotations
@@ -39,8 +43,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 7
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7)
+SCHEMA_VERSION = 8
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -303,6 +307,10 @@ class Fidelity(Strict):
     )
 
 
+# The kind of Spark master a spark-* measurement ran on (runner.engines.spark.master.master_kind): a local master as
+# given (its cores), any other by its kind alone, so that no host name or address reaches a file.
+SparkMaster = Annotated[str, Field(pattern=r"^(local(\[(\*|[0-9]+)(,[0-9]+)?\])?|standalone|yarn|k8s|mesos|other)$")]
+
 # The environment variables a data-parallel run records (runner.frameworks.torch.distributed.COLLECTIVE_ENV): the
 # communication library's tuning switches, never a path, an address or a network interface's name.
 EnvName = Annotated[str, Field(pattern=r"^(NCCL|TORCH_NCCL|TORCH_SYMM_MEM|NVSHMEM)_[A-Z0-9_]{1,48}$")]
@@ -413,6 +421,18 @@ class Measurement(Strict):
         None,
         description="Data-parallel runs: how the gradients were all-reduced (library, settings, kernels). Schema 6.",
     )
+    runs_as: Literal["eager", "compiled", "cuda-graph"] | None = Field(
+        None,
+        description="Tuned data-parallel steps (transformer-ddp): how the step ran: eager; compiled (torch.compile, "
+        "Inductor); cuda-graph, the whole step (DDP's all-reduces included) replayed from one CUDA graph. Schema 8 "
+        "(before it, only in the notes).",
+    )
+    spark_master: SparkMaster | None = Field(
+        None,
+        description="spark-* workloads: the kind of Spark master the measurement ran on, never its address "
+        "(runner.engines.spark.master.master_kind): local, local[N] or local[*] for the embedded session, "
+        "standalone, yarn, k8s, mesos or other. Schema 8 (before it, only in the notes).",
+    )
 
 
 class EquivalenceCheck(Strict):
@@ -463,7 +483,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6, 7] = Field(
+    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8] = Field(
         description="Version of this format; see runner/results/schema.py."
     )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(

@@ -78,7 +78,7 @@ def print_parts(log: Path) -> None:
 
 
 def print_twins(twins: list[dict], batches: list[dict]) -> None:
-    """Where the fidelity twins' time went (runner.api._log_twin_side): per twin and side, the rounds after the
+    """Where the fidelity twins' time went (runner.api.twins._log_twin_side): per twin and side, the rounds after the
     run's own measurement, their wall time, the script's wait for its spare interpreter and the seconds its own
     timer covered; the rest of a script's wall time is its start, data, model and warm-up unit. Then the spare
     batches: how many interpreters were started and how long the run waited for them."""

@@ -74,8 +74,9 @@ class SparkInference:
         )
         self.predicted = self.inputs.select("id", predict("x").alias("prediction"))
         executors, cores = cluster_shape(self.spark, self.master)
+        self.spark_master = master_kind(self.master)  # the measurement's `spark_master` field; the note says it too
         self.notes = (
-            f"spark {self.spark.version}; master {master_kind(self.master)}; executors {executors}; "
+            f"spark {self.spark.version}; master {self.spark_master}; executors {executors}; "
             f"cores per executor {cores}; driver heap {driver_heap(self.spark)}; partitions {cfg['partitions']}; "
             f"batch {cfg['batch']} rows per predict call; predictions materialised by the noop sink",
         )

@@ -283,6 +283,7 @@ class SparkStreaming:
         model_cfg = cfg["model"]
         pool = synthetic_rows(model_cfg, cfg["rows_per_file"])
         self.executors, self.cores = cluster_shape(self.spark, self.master)
+        self.spark_master = master_kind(self.master)  # the measurement's `spark_master` field; the notes say it too
         # warm-up files: one per core of the cluster (each small file is its own partition, so every Python
         # worker builds its model), with ids below the step's
         self.warm_files = self.executors * self.cores
@@ -359,7 +360,7 @@ class SparkStreaming:
                 f"above the sustained rate: at {self.rate:g} rows/s {why}",
             )
         self.notes = (
-            f"spark {self.spark.version}; master {master_kind(self.master)}; executors {self.executors}; "
+            f"spark {self.spark.version}; master {self.spark_master}; executors {self.executors}; "
             f"cores per executor {self.cores}; driver heap {driver_heap(self.spark)}; file source, "
             f"{cfg['rows_per_file']} rows per file every {cfg['interval_s']:g} s; parquet sink with checkpoint; "
             f"batch {cfg['batch']} rows per predict call",

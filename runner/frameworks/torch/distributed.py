@@ -180,7 +180,7 @@ class Replica:
         loop = case.loop(variant)
         # The tuned loop on GPUs replays its whole step (forward, backward with DDP's all-reduces, AdamW) from one
         # CUDA graph captured once. Eager or compiled, the bf16 step is bound by the host launching its kernels (on a
-        # lent 2 x H200 host the compiled step took 27 to 48 ms for 15 ms of kernels, and its 2-GPU efficiency came
+        # 2 x H200 host the compiled step took 27 to 48 ms for 15 ms of kernels, and its 2-GPU efficiency came
         # out 88%, 75% and 76% in three runs as that host's speed drifted); replayed, it is bound by the GPUs.
         self.graphed = self.tuned and on_gpu and loop.get("graph") == "whole-step-on-gpu"
         if on_gpu:
@@ -310,16 +310,21 @@ class DataParallelTransformer(Program):
         super().__init__(self.replica.model, device)
         self.precision = "bf16" if self.replica.autocast else "fp32"
         notes = [self._describe()]
+        # the measurement's `runs_as` field: how a tuned step ran (the note says it too, for people and older readers)
+        self.runs_as: str | None = None
         if variant == "tuned":
             what = "bf16 autocast, fp32 weights" if self.replica.autocast else "fp32"
             if self.replica.graphed:
+                self.runs_as = "cuda-graph"
                 how = (
                     "the whole step (DDP's all-reduces included) replayed from one CUDA graph, captured after "
                     f"{GRAPH_WARMUP_STEPS} eager steps"
                 )
             elif self.replica.compiled:
+                self.runs_as = "compiled"
                 how = "torch.compile (Inductor, split at DDP's buckets; no CUDA graphs around its all-reduce)"
             else:
+                self.runs_as = "eager"
                 how = "eager"
             notes.append(f"{what}, batch resident, fused AdamW; {how}")
         if self.replica.compiled:

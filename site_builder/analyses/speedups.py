@@ -1,0 +1,287 @@
+"""Speedups: each accelerator's time against the same machine's CPU (same framework, workload_hash and profile),
+with its bootstrap interval and verdict, and what is summarised from them: across machines (summarise, by point,
+by workload), as-written against tuned (the loop's effect), and each framework's time against PyTorch's."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from site_builder import uncertainty
+from site_builder.analyses.frames import CHART_MODELS, ok_rows, ratio_intervals, top_models
+from site_builder.machines import MachineSummary
+from site_builder.uncertainty import Interval
+
+TOO_FEW = "too few samples"
+
+
+def interval_columns(name: str, interval: Interval | None) -> dict[str, float]:
+    """{name, name_lo, name_hi} from an interval: NaN for an open side, and all NaN without an interval."""
+
+    def value(x: float | None) -> float:
+        return np.nan if x is None else x
+
+    if interval is None:
+        return {name: np.nan, f"{name}_lo": np.nan, f"{name}_hi": np.nan}
+    return {name: interval.estimate, f"{name}_lo": value(interval.lo), f"{name}_hi": value(interval.hi)}
+
+
+def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
+    """Which side wins each row, only where its interval clears 1x; a row without an interval (one sample
+    on each side) gets none."""
+    return [
+        TOO_FEW
+        if pd.isna(lo) and pd.isna(hi)
+        else uncertainty.verdict(Interval(e, None if pd.isna(lo) else lo, None if pd.isna(hi) else hi))
+        for e, lo, hi in zip(table[estimate], table[f"{estimate}_lo"], table[f"{estimate}_hi"], strict=True)
+    ]
+
+
+def speedups(frame: pd.DataFrame) -> pd.DataFrame:
+    """Accelerator rows joined with the same machine's CPU row (same framework, workload_hash and profile):
+    speedup = CPU time / accelerator time, with its bootstrap interval and verdict. One device against one device
+    only: a data-parallel point (several processes: NCCL on GPUs against gloo on the CPU) answers another question
+    and lives on the Scale page."""
+    ok = ok_rows(frame)
+    ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
+    ok = ok[ok["world_size"].isna()]
+    join = ["machine_id", "workload_hash", "framework", "profile"]
+    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples", "runs", "runs_lo_s", "runs_hi_s"]]
+    accel = ok[ok["device"] != "cpu"]
+    joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
+    joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
+    # between runs: the slowest run's median over the fastest's, the larger of the two sides (1 for one run each)
+    joined["run_spread"] = np.fmax(
+        joined["runs_hi_s_cpu"] / joined["runs_lo_s_cpu"], joined["runs_hi_s"] / joined["runs_lo_s"]
+    )
+    joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
+    joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup")
+    joined["verdict"] = verdicts(joined)
+    return joined.reset_index(drop=True)
+
+
+def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tuple[str, Any]) -> pd.DataFrame:
+    """Per group of `keys`: the median of `estimate` over its rows (machines) with the two-level bootstrap
+    interval (uncertainty.median_over; each row's own uncertainty from its {estimate}_lo/_hi interval), as
+    {estimate}, {estimate}_lo, {estimate}_hi, and machines; extra columns are (column, aggregation) pairs."""
+    columns = [*keys, estimate, f"{estimate}_lo", f"{estimate}_hi", "machines", *extra]
+    rows = []
+    if not table.empty:
+        # Only the columns read here: grouping sorts a copy of the table it is given, every column of it. (The
+        # speedups page's peak at 100,000 files, 1.7 GiB above its start, was median_over's arrays, not this copy.)
+        read = [*keys, estimate, f"{estimate}_lo", f"{estimate}_hi", "machine_id", *(c for c, _ in extra.values())]
+        table = table[list(dict.fromkeys(read))]
+        for values, group in table.groupby(keys, sort=True, dropna=False, observed=True):
+            values = values if isinstance(values, tuple) else (values,)
+            interval = uncertainty.median_of_intervals(
+                group[estimate].to_numpy(float),
+                group[f"{estimate}_lo"].to_numpy(float),
+                group[f"{estimate}_hi"].to_numpy(float),
+            )
+            row = dict(zip(keys, values, strict=True))
+            row.update(
+                {
+                    **interval_columns(estimate, interval),
+                    "machines": group["machine_id"].nunique(),
+                }
+            )
+            row.update({name: _aggregate(group[column], how) for name, (column, how) in extra.items()})
+            rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _aggregate(values: pd.Series, how: Any) -> Any:
+    if how == "first":
+        return values.iloc[0] if len(values) else None
+    return values.agg(how)
+
+
+def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Across machines: per workload point, variant, framework and accelerator model, the median speedup with
+    its interval, the range over machines, and the point's size."""
+    keys = ["workload", "point", "variant", "framework", "gpu_vendor", "gpu_model"]
+    return summarise(
+        table,
+        keys,
+        "speedup",
+        lo=("speedup", "min"),
+        hi=("speedup", "max"),
+        params=("params", "first"),
+        batch_size=("batch_size", "first"),
+        depth=("depth", "first"),
+    )
+
+
+def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Per workload and variant, over all machines and points: the median and range of the speedups, how
+    many comparisons each side clearly wins (its interval clear of 1x), and between runs: how many machines ran
+    it more than once (each still counts once) and the largest spread between one machine's runs (the slowest
+    run's median over the fastest's, CPU or accelerator side)."""
+    columns = [
+        "workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear",
+        "repeated_machines", "run_spread",
+    ]  # fmt: skip
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    table = table.assign(_repeated_id=table["machine_id"].where(table["repeated"]))
+    grouped = table.groupby(["workload", "variant"], sort=True, observed=True)
+    return grouped.agg(
+        machines=("machine_id", "nunique"),
+        median=("speedup", "median"),
+        lo=("speedup", "min"),
+        hi=("speedup", "max"),
+        comparisons=("speedup", "size"),
+        gpu=("verdict", lambda v: int((v == "accelerator faster").sum())),
+        cpu=("verdict", lambda v: int((v == "CPU faster").sum())),
+        unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
+        repeated_machines=("_repeated_id", "nunique"),
+        run_spread=("run_spread", "max"),
+    ).reset_index()[columns]
+
+
+LOOP_COLUMNS = [
+    "machine_id",
+    "gpu_model",
+    "workload",
+    "point",
+    "framework",
+    "device",
+    "as_written",
+    "as_written_lo",
+    "as_written_hi",
+    "tuned",
+    "tuned_lo",
+    "tuned_hi",
+    "flips",
+    "gpu_gain",
+    "gpu_gain_lo",
+    "gpu_gain_hi",
+    "cpu_gain",
+    "cpu_gain_lo",
+    "cpu_gain_hi",
+]
+
+
+def loop_effect(table: pd.DataFrame) -> pd.DataFrame:
+    """As-written against tuned, per machine, workload point, framework and accelerator: each variant's
+    speedup over the CPU with its interval, and whether the verdict flips with the loop (both verdicts clear
+    of 1x and on opposite sides)."""
+    if table.empty:
+        return pd.DataFrame(columns=LOOP_COLUMNS)
+    keys = ["machine_id", "gpu_model", "workload", "point", "framework", "device"]
+    cols = [
+        *keys,
+        "speedup",
+        "speedup_lo",
+        "speedup_hi",
+        "verdict",
+        "median_s",
+        "median_s_cpu",
+        "samples",
+        "samples_cpu",
+    ]
+    written = table[table["variant"] == "as-written"][cols]
+    tuned = table[table["variant"] == "tuned"][cols]
+    both = written.merge(tuned, on=keys, suffixes=("_written", "_tuned"))
+    both = both.rename(
+        columns={
+            "speedup_written": "as_written",
+            "speedup_lo_written": "as_written_lo",
+            "speedup_hi_written": "as_written_hi",
+            "speedup_tuned": "tuned",
+            "speedup_lo_tuned": "tuned_lo",
+            "speedup_hi_tuned": "tuned_hi",
+        }
+    )
+    clear = ("accelerator faster", "CPU faster")
+    both["flips"] = (
+        both["verdict_written"].isin(clear)
+        & both["verdict_tuned"].isin(clear)
+        & (both["verdict_written"] != both["verdict_tuned"])
+    )
+    both["gpu_gain"] = both["median_s_written"] / both["median_s_tuned"]
+    both["cpu_gain"] = both["median_s_cpu_written"] / both["median_s_cpu_tuned"]
+    both = ratio_intervals(both, "samples_written", "samples_tuned", "gpu_gain")
+    both = ratio_intervals(both, "samples_cpu_written", "samples_cpu_tuned", "cpu_gain")
+    return both[LOOP_COLUMNS].reset_index(drop=True)
+
+
+def framework_comparison(frame: pd.DataFrame, baseline: str = "torch") -> pd.DataFrame:
+    """Each framework's time over the baseline framework's on the same machine and device for the same
+    workload_hash (the hash leaves the framework out, so it names the same model, data and loop): >1 means
+    the baseline is faster. With the ratio's interval."""
+    ok = ok_rows(frame)
+    keys = ["machine_id", "device", "workload_hash", "profile"]
+    base = ok[ok["framework"] == baseline][[*keys, "median_s", "samples"]]
+    other = ok[ok["framework"] != baseline]
+    both = other.merge(base, on=keys, suffixes=("", "_base"))
+    both["ratio"] = both["median_s"] / both["median_s_base"]
+    return ratio_intervals(both, "samples", "samples_base", "ratio").reset_index(drop=True)
+
+
+def loop_by_accelerator(effect: pd.DataFrame) -> pd.DataFrame:
+    """Per accelerator model, workload point and framework: median speedups with each loop (with intervals)
+    and the median gains."""
+    columns = ["gpu_model", "workload", "point", "framework"]
+    if effect.empty:
+        return pd.DataFrame(
+            columns=[*columns, "machines", "flips"]
+            + [f"{f}{s}" for f in ("as_written", "tuned", "gpu_gain", "cpu_gain") for s in ("", "_lo", "_hi")]
+        )
+    rows = top_models(effect, "gpu_model")
+    parts = [
+        summarise(rows, columns, "as_written"),
+        summarise(rows, columns, "tuned"),
+        summarise(rows, columns, "gpu_gain"),
+        summarise(rows, columns, "cpu_gain"),
+    ]
+    out = parts[0]
+    for part in parts[1:]:
+        out = out.merge(part.drop(columns="machines"), on=columns)
+    clear = {"accelerator faster", "CPU faster"}
+    a = verdicts(out, "as_written")
+    t = verdicts(out, "tuned")
+    out["flips"] = [x in clear and y in clear and x != y for x, y in zip(a, t, strict=True)]
+    return out
+
+
+def equivalence_summary(machines: Mapping[str, MachineSummary]) -> pd.DataFrame:
+    """Per framework, workload and point: on how many machines the equivalence check passed, failed or could
+    not run, and the largest gradient difference seen."""
+    rows = [
+        {"framework": f, "workload": w, "point": p, "machine_id": mid, "status": status, "grad": grad}
+        for mid, summary in machines.items()
+        for (f, w, p), (_, status, grad) in summary.equivalence.items()
+    ]
+    columns = ["framework", "workload", "point", "machines", "passed", "failed", "error", "worst_grad_rel_diff"]
+    if not rows:
+        return pd.DataFrame(columns=columns)
+    table = pd.DataFrame(rows)
+    return (
+        table.groupby(["framework", "workload", "point"])
+        .agg(
+            machines=("machine_id", "nunique"),
+            passed=("status", lambda s: int((s == "passed").sum())),
+            failed=("status", lambda s: int((s == "failed").sum())),
+            error=("status", lambda s: int((s == "error").sum())),
+            worst_grad_rel_diff=("grad", "max"),
+        )
+        .reset_index()[columns]
+    )
+
+
+def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
+    """Per device model, workload point, loop and framework: the median time over the baseline's, with its
+    interval."""
+    rows = top_models(table, "device_name", 2 * CHART_MODELS)
+    keys = ["device", "device_name", "workload", "point", "params", "variant", "framework"]
+    return summarise(
+        rows,
+        keys,
+        "ratio",
+        median_s=("median_s", "median"),
+        median_s_base=("median_s_base", "median"),
+    )

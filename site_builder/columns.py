@@ -1,0 +1,78 @@
+"""The measurement frame's columns: one row per measurement, as site_builder.collect stores and converts it.
+
+COLUMNS is every column in order (the Arrow tables', the build cache's and the frame's); KEY names a measurement
+of one machine; NUMERIC and CATEGORIES say how a column is converted to pandas.
+"""
+
+from __future__ import annotations
+
+COLUMNS = [
+    "machine_id",
+    "cpu_model",
+    "gpu_model",
+    "gpu_vendor",
+    "system_type",
+    "run_id",
+    "started_at",
+    "profile",
+    "suite",
+    "workload",
+    "workload_hash",
+    "point",
+    "depth",
+    "model",
+    "mode",
+    "batch_size",
+    "world_size",
+    "interconnect",
+    "runs_as",
+    "allreduce",
+    "partitions",
+    "spark_master",
+    "rate",
+    "bounded",
+    "growth",
+    "variant",
+    "framework",
+    "device",
+    "device_name",
+    "precision",
+    "status",
+    "median_s",
+    "ci_lo_s",
+    "ci_hi_s",
+    "samples_per_s",
+    "params",
+    "achieved_tflops",
+    "stable",
+    "unit",
+    "peak_tflops",
+    "peak_source",
+    "samples",
+]
+# What names one measurement of one machine: a machine's runs of it (one profile) are combined into one row
+# (site_builder.combine), and a row's speedup is looked up by it.
+KEY = ["machine_id", "workload_hash", "framework", "device"]
+# Converted to numbers in the frame (pd.to_numeric: a value that is no number becomes NaN).
+NUMERIC = [
+    "suite",
+    "median_s",
+    "ci_lo_s",
+    "ci_hi_s",
+    "samples_per_s",
+    "achieved_tflops",
+    "params",
+    "depth",
+    "world_size",
+    "partitions",
+    "rate",
+    "growth",
+    "peak_tflops",
+]
+# Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
+# numbers, dates and flags stay as they are.
+CATEGORIES = [
+    c
+    for c in COLUMNS
+    if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "bounded", "samples"}
+]
