@@ -72,14 +72,24 @@ def bare(framework: str, workload: str, index: int, device_kind: str, profile: s
 
 
 def inprocess(
-    framework: str, workload: str, index: int, device_kind: str, profile: str, seconds: float, rounds: int
+    framework: str,
+    workload: str,
+    index: int,
+    device_kind: str,
+    profile: str,
+    seconds: float,
+    rounds: int,
+    host_sync: bool = False,
 ) -> dict:
     """Bare blocks and the harness's timing engine (with its monitor and progress events) alternating on
-    the same built program in one process: what the engine itself adds, free of process-to-process noise."""
+    the same built program in one process: what the engine itself adds, free of process-to-process noise. Each
+    engine block is also read by the host's clock (its units over its steady-state wall time), which tells a loop
+    the engine slows from a device timer that reads the same loop differently; `host_sync` adds a third arm, the
+    engine without device timestamps."""
     import os
 
     from runner.measure.monitor import Monitor
-    from runner.measure.timing import measure
+    from runner.measure.timing import ACCEL_MIN_SAMPLE_S, measure
     from runner.measure.worker import PROGRESS_EVERY_S
 
     program, options = build(framework, workload, index, device_kind, profile)
@@ -109,20 +119,37 @@ def inprocess(
         sync()
         bare_means.append((time.perf_counter() - start) / units)
 
-    def engine_block() -> None:
-        with Monitor():
-            timing = measure(program.run_unit, budget_s=seconds, on_sample=emit, target_rel_ci=0.0, **options)
-        engine_means.append(sum(timing.samples_s) / len(timing.samples_s))
+    wall_means: list[float] = []  # the engine's own steady state by the host's clock: units run / wall seconds
+    host_sync_means: list[float] = []  # the engine without device timestamps (a host sync ending every sample)
 
+    def engine_block(opts: dict = options, into: list[float] = engine_means) -> None:
+        with Monitor():
+            timing = measure(program.run_unit, budget_s=seconds, on_sample=emit, target_rel_ci=0.0, **opts)
+        into.append(sum(timing.samples_s) / len(timing.samples_s))
+        if into is engine_means:  # the probe unit, then every sample's block (the probe is a sample when blocks are 1)
+            units_run = 1 + (len(timing.samples_s) - (timing.units_per_sample == 1)) * timing.units_per_sample
+            wall_means.append(timing.steady_wall_s / units_run)
+
+    arms = [bare_block, engine_block]
+    if host_sync and options["timer"] is not None:
+        host_sync_options = {**options, "timer": None, "min_sample_s": ACCEL_MIN_SAMPLE_S}
+        arms.append(lambda: engine_block(host_sync_options, host_sync_means))
     for r in range(rounds):  # which side goes first alternates, so a drift within a round hits both alike
-        for block in (bare_block, engine_block) if r % 2 == 0 else (engine_block, bare_block):
+        for block in arms if r % 2 == 0 else arms[::-1]:
             block()
+        more = f", host-sync engine {host_sync_means[-1] * 1e3:.3f} ms" if host_sync_means else ""
         print(
-            f"round {r + 1}: bare {bare_means[-1] * 1e3:.3f} ms, harness {engine_means[-1] * 1e3:.3f} ms",
+            f"round {r + 1}: bare {bare_means[-1] * 1e3:.3f} ms, harness {engine_means[-1] * 1e3:.3f} ms "
+            f"(by the host's clock {wall_means[-1] * 1e3:.3f} ms){more}",
             file=sys.stderr,
             flush=True,
         )
-    return {"bare_rounds": bare_means, "harness_rounds": engine_means}
+    return {
+        "bare_rounds": bare_means,
+        "harness_rounds": engine_means,
+        "harness_wall_rounds": wall_means,
+        "host_sync_rounds": host_sync_means,
+    }
 
 
 def run_bare_subprocess(framework: str, workload: str, index: int, device: str, profile: str, seconds: float) -> dict:
@@ -153,16 +180,23 @@ def main() -> None:
     parser.add_argument(
         "--in-process", action="store_true", help="compare bare blocks with the timing engine in one process"
     )
+    parser.add_argument(
+        "--host-sync-arm",
+        action="store_true",
+        help="with --in-process on a device with timestamps: also time the engine with a host sync ending every sample",
+    )
     parser.add_argument("--bare", nargs=6, help=argparse.SUPPRESS)
-    parser.add_argument("--inprocess-child", nargs=7, help=argparse.SUPPRESS)
+    parser.add_argument("--inprocess-child", nargs=8, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.bare:
         framework, workload, index, device, profile, seconds = args.bare
         print(json.dumps(bare(framework, workload, int(index), device, profile, float(seconds))))
         return
     if args.inprocess_child:
-        framework, workload, index, device, profile, seconds, rounds = args.inprocess_child
-        print(json.dumps(inprocess(framework, workload, int(index), device, profile, float(seconds), int(rounds))))
+        framework, workload, index, device, profile, seconds, rounds, host_sync = args.inprocess_child
+        point = (framework, workload, int(index), device, profile, float(seconds), int(rounds))
+        timed = inprocess(*point, host_sync=host_sync == "1")
+        print(json.dumps(timed))
         return
 
     from runner.api import describe_frameworks
@@ -183,13 +217,15 @@ def main() -> None:
             label = get(workload).cases(args.profile)[index].label()
             for device in [d for d in args.device or found[framework] if d in found[framework]]:
                 bare_means, harness_means = [], []
+                extra: dict[str, list[float]] = {}
                 if args.in_process:
                     argv = [sys.executable, __file__, "--inprocess-child", framework, workload, str(index), device]
                     argv += [args.profile]
-                    argv += [str(args.seconds), str(args.rounds)]
+                    argv += [str(args.seconds), str(args.rounds), "1" if args.host_sync_arm else "0"]
                     out = subprocess.run(argv, stdout=subprocess.PIPE, text=True, check=True, cwd=ROOT)
                     both = json.loads(out.stdout.strip().splitlines()[-1])
                     bare_means, harness_means = both["bare_rounds"], both["harness_rounds"]
+                    extra = {k: both[k] for k in ("harness_wall_rounds", "host_sync_rounds") if both.get(k)}
                 for _ in range(0 if args.in_process else args.rounds):
                     point = (framework, workload, index, device, args.profile, args.seconds)
                     bare_means.append(run_bare_subprocess(*point)["mean_s"])
@@ -208,8 +244,13 @@ def main() -> None:
                     "paired_ratio": statistics.median(x / y for x, y in zip(harness_means, bare_means, strict=True)),
                     "bare_rounds": bare_means,
                     "harness_rounds": harness_means,
+                    **extra,
                 }
                 rows.append(row)
+                for key, what in (("harness_wall_rounds", "by the host's clock"), ("host_sync_rounds", "host-sync")):
+                    if key in extra:  # the same engine read another way, or timed another way, over the same bare
+                        paired = statistics.median(x / y for x, y in zip(extra[key], bare_means, strict=True))
+                        print(f"{'':30s} harness {what} / bare, rounds' median {paired:.3f}", flush=True)
                 print(
                     f"{label:30s} {framework:10s} {device:5s} bare {b * 1e3:10.3f} ms  "
                     f"harness {h * 1e3:10.3f} ms  ratio {h / b:6.3f}  rounds' ratios: median {row['paired_ratio']:.3f}",
