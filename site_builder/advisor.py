@@ -24,11 +24,11 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from runner.results import intervals
 from runner.workloads.base import VARIANTS
 from site_builder.analyses.frames import ok_rows, top_models
-from site_builder.analyses.speedups import speedup_summary
+from site_builder.analyses.speedups import TOO_FEW, speedup_summary
 from site_builder.charts import one_x, ordered, point_labels
-from site_builder.uncertainty import Interval, verdict
 
 PARAM_STEPS = 4  # slider positions per decade of parameters
 PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
@@ -38,6 +38,7 @@ COMPARE_MACHINES = 60  # the newest machines offered by the compare page (its da
 # text of the answers broken into short lines.
 PANEL_WIDTH = 300
 Z95 = 1.959964
+NO_WIDTH = -1.0  # the compare page's log-width of a measurement without an interval (a pair with one has none)
 
 
 def _values(table: pd.DataFrame) -> pd.DataFrame:
@@ -85,7 +86,31 @@ def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
     return float(np.exp(np.interp(math.log(x), np.log(xs), np.log(ys))))
 
 
-GRID_COLUMNS = ["f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "near", "href", "n", "low", "high"]
+GRID_COLUMNS = [
+    "f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "v", "w", "near", "href", "n", "low", "high",
+]  # fmt: skip
+
+
+def _estimate(sweep: pd.DataFrame, xs: np.ndarray, x: float) -> dict[str, Any]:
+    """The grid's figure at size x (s, lo, hi), its verdict (v) and how it was had (w): at a measured point exactly
+    that point's speedup_summary row (its leaderboard row's, for one machine; NaN where it has no interval), w empty;
+    between two measured points the speedup and both interval ends interpolated in log-log, w naming the two points,
+    and no interval where either point has none."""
+    at = np.flatnonzero(np.abs(np.log(xs) - math.log(x)) < 1e-9)
+    if len(at):
+        row = sweep.iloc[int(at[0])]
+        s, lo, hi, how = float(row["speedup"]), float(row["speedup_lo"]), float(row["speedup_hi"]), ""
+    else:
+        right = int(np.searchsorted(xs, x))
+        pair = sweep.iloc[[right - 1, right]]
+        s = _interpolate(xs, sweep["speedup"].to_numpy(float), x)
+        lo = hi = float("nan")
+        if pair["speedup_lo"].notna().all() and pair["speedup_hi"].notna().all():
+            lo = _interpolate(xs[[right - 1, right]], pair["speedup_lo"].to_numpy(float), x)
+            hi = _interpolate(xs[[right - 1, right]], pair["speedup_hi"].to_numpy(float), x)
+        how = f"interpolated between {pair['point'].iloc[0]} and {pair['point'].iloc[1]}"
+    said = intervals.verdict(lo, hi)  # no interval: no clear winner (the sentence says why)
+    return {"s": s, "lo": lo, "hi": hi, "v": said, "w": how}
 
 
 def row_anchor(point: str, variant: str) -> str:
@@ -132,9 +157,7 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
                         **base,
                         "g": g,
                         "x": x,
-                        "s": _interpolate(xs, sweep["speedup"].to_numpy(float), x),
-                        "lo": _interpolate(xs, sweep["speedup_lo"].fillna(sweep["speedup"]).to_numpy(float), x),
-                        "hi": _interpolate(xs, sweep["speedup_hi"].fillna(sweep["speedup"]).to_numpy(float), x),
+                        **_estimate(sweep, xs, x),
                         "near": nearest["point"],
                         "href": f"leaderboards/{nearest['workload']}.html#{row_anchor(nearest['point'], variant)}",
                         "n": int(nearest["machines"]),
@@ -162,12 +185,19 @@ def answer(row: dict[str, Any]) -> str:
     unit = "parameters" if row["a"] == 0 else "batch"
     if row["g"] == -1:
         return f"{row['gpu']}: no estimate, measured from {row['low']:,.0f} to {row['high']:,.0f} {unit} only."
-    said = verdict(Interval(row["s"], row["lo"], row["hi"]))
     machines = f"{int(row['n'])} machine" + ("" if int(row["n"]) == 1 else "s")
-    return (
-        f"{row['gpu']}: {row['s']:.2f}x its machine's CPU speed (95% interval {row['lo']:.2f} .. {row['hi']:.2f}), "
-        f"{said}; from {machines}, nearest measured point {row['near']}."
+    shown = (
+        TOO_FEW if _missing(row["lo"]) or _missing(row["hi"]) else f"95% interval {row['lo']:.2f} .. {row['hi']:.2f}"
     )
+    how = f"{row['w']}, nearest" if row["w"] else "at"
+    return (
+        f"{row['gpu']}: {row['s']:.2f}x its machine's CPU speed ({shown}), "
+        f"{row['v']}; from {machines}, {how} measured point {row['near']}."
+    )
+
+
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def human_count(n: float) -> str:
@@ -245,7 +275,8 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
 
 def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """(rows, machines, keys): every ok measurement of the newest machines that another of them also ran, slim
-    (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval); one
+    (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval, NO_WIDTH where it
+    has none); one
     fingerprint per machine; the measurements' labels by number."""
     newest = site.newest_machines[:COMPARE_MACHINES]
     wanted = set(newest)
@@ -286,7 +317,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             "m": ok["machine_id"].astype(str),
             "k": labels.map(dict(zip(keys["key"], keys["k"], strict=True))),
             "t": ok["median_s"].astype(float),
-            "s": width.fillna(0.0).clip(lower=0.0),
+            "s": width.where(width > 0, NO_WIDTH),  # a measurement without an interval: no ratio interval either
         }
     )
     # Only machines with a measurement another also ran are offered: one with none (a machine that ran only the
@@ -334,8 +365,8 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
         .transform_calculate(
             ma="datum.m == a ? datum.t : 0",
             mb="datum.m == b ? datum.t : 0",
-            la="datum.m == a ? datum.s : 0",
-            lb="datum.m == b ? datum.s : 0",
+            la="datum.m == a ? datum.s : -2",
+            lb="datum.m == b ? datum.s : -2",
         )
         .transform_aggregate(ma="max(ma)", mb="max(mb)", la="max(la)", lb="max(lb)", groupby=["k"])
         .transform_filter("datum.ma > 0 && datum.mb > 0")
@@ -345,10 +376,14 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
             spread=f"{Z95} * sqrt(datum.la * datum.la + datum.lb * datum.lb)",
         )
         .transform_calculate(
-            ratio_lo="datum.ratio * exp(-datum.spread)",
-            ratio_hi="datum.ratio * exp(datum.spread)",
-            verdict="datum.ratio * exp(-datum.spread) > 1 ? 'B faster' : "
-            "(datum.ratio * exp(datum.spread) < 1 ? 'A faster' : 'no clear winner')",
+            ratio_lo="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(-datum.spread)",
+            ratio_hi="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(datum.spread)",
+        )
+        .transform_calculate(
+            verdict="datum.ratio_lo === null ? 'no clear winner' : (datum.ratio_lo > 1 ? 'B faster' : "
+            "(datum.ratio_hi < 1 ? 'A faster' : 'no clear winner'))",
+            shown=f"datum.ratio_lo === null ? '{TOO_FEW}' : format(datum.ratio_lo, '.3f') + ' .. ' + "
+            "format(datum.ratio_hi, '.3f')",
         )
     )
     tooltip = [
@@ -383,7 +418,7 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
     table = (
         paired.transform_calculate(
             line="format(datum.ma, '.4g') + ' s / ' + format(datum.mb, '.4g') + ' s = ' + format(datum.ratio, '.3f')"
-            " + 'x (' + format(datum.ratio_lo, '.3f') + ' .. ' + format(datum.ratio_hi, '.3f') + '): ' + datum.verdict"
+            " + 'x (' + datum.shown + '): ' + datum.verdict"
         )
         .mark_text(align="left", fontSize=10)
         .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")), text="line:N")

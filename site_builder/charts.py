@@ -105,15 +105,18 @@ def _dot_plot(
 
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
     """Median speedup across machines per workload point, loop and accelerator model, log scale, with the
-    median's 95% interval."""
+    median's 95% interval and its verdict (speedup_summary: of one machine, its leaderboard row's)."""
     data = ordered(summary).assign(label=lambda t: point_labels(t))
-    data = data[["label", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "machines"]]
+    data = data[
+        ["label", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "verdict", "machines"]
+    ]
     tooltip: list[str | alt.Tooltip] = [
         alt.Tooltip("label:N", title="workload"),
         alt.Tooltip("variant:N", title="loop"),
         "framework:N",
         alt.Tooltip("gpu_model:N", title="accelerator"),
         *_interval_tooltips("speedup", "median speedup"),
+        "verdict:N",
         "machines:Q",
     ]
     base = alt.Chart(data).encode(

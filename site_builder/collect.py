@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from runner import fidelity
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
+from runner.results import intervals
 from runner.results.schema import Measurement, ResultFile
 from site_builder.columns import CATEGORIES, COLUMNS, NUMERIC
 from site_builder.combine import PLAN_COLUMNS, combine_apply, combine_plan
@@ -454,7 +455,8 @@ def _measurement_columns(
     """A measurement's own columns (`label`: its point's, point_label), its texts interned."""
     intern = sys.intern
     version = result.schema_version
-    ci = m.ci95_s or (None, None)
+    # an interval of no width is none (runner.results.intervals.interval_or_none): the page says why
+    ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
     peak, peak_source = _peak(result, m, measured_peaks)
     return {
         "workload": intern(m.workload),

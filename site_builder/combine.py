@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from runner.results import intervals
 from site_builder import uncertainty
 from site_builder.columns import KEY
 
@@ -94,6 +95,11 @@ def combine_plan(frame: pd.DataFrame) -> Plan | None:
     for g, at in zip(group[ok], where[ok], strict=True):
         if combine[g]:
             pooled.setdefault(int(g), []).append(np.asarray(samples[at], dtype=float))
+    # a combination of runs none of which has an interval of its own (one sample each) is bounded by its runs'
+    # medians, as the run-level bootstrap draws them (runner.results.intervals.measurement_interval)
+    for g in stats.index[stats["lo"].isna() | stats["hi"].isna()]:
+        found = intervals.measurement_interval([float(np.median(run)) for run in pooled[int(g)]])
+        stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
     # The rows kept, in the order the earlier concatenation and stable sort gave: by start time, then the rows no
     # other run repeats, then the combined rows whose newest has no time, then the rest, each in frame order.
     alone = np.flatnonzero(~repeated)

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from site_builder.analyses.frames import plain
+from site_builder.analyses.frames import plain, states
 from site_builder.site import Site
 
 MEASUREMENT_COLUMNS = {
@@ -55,6 +55,8 @@ MEASUREMENT_COLUMNS = {
     "params": "Trainable parameters of the model.",
     "achieved_tflops": "FLOP/s at the median, in TFLOP/s (analytic FLOPs of matrix products and convolutions).",
     "stable": "Whether the measurement converged within its time budget.",
+    "state": "What the pages say of it: ok; ok, unstable (stable is false: its interval did not reach the target "
+    "width in its time budget); failed; skipped.",
     "unit": "What one sample times: epoch, step, or (spark-streaming) latency, one input file's end-to-end.",
     "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product "
     "peak, else the spec sheet.",
@@ -83,7 +85,9 @@ SPEEDUP_COLUMNS = {
     "speedup": "median_s_cpu / median_s: above 1 the accelerator is faster.",
     "speedup_lo": "Low end of the speedup's 95% interval (seeded bootstrap of both sides' raw samples).",
     "speedup_hi": "High end of that interval.",
-    "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner.",
+    "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner; too few "
+    "samples: no interval where either side has no interval of its own.",
+    "state": "ok, or ok, unstable where either measurement is (stable false).",
 }
 
 
@@ -123,6 +127,7 @@ def _measurement_rows(table: pd.DataFrame) -> pd.DataFrame:
         started_at=table["started_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
         batch_size=pd.to_numeric(table["batch_size"], errors="coerce"),
         stable=table["stable"].astype("boolean"),
+        state=states(table),
     )
     return inert(table[list(MEASUREMENT_COLUMNS)]).reset_index(drop=True)
 

@@ -28,6 +28,7 @@ from site_builder.analyses.frames import ok_rows
 from site_builder.analyses.scaling import scaling, scaling_spread
 from site_builder.analyses.spark import spark_inference, spark_streaming, sustained
 from site_builder.analyses.speedups import (
+    TOO_FEW,
     equivalence_summary,
     framework_comparison,
     frameworks_by_device,
@@ -495,6 +496,7 @@ LEADERBOARD_COLUMNS = [
     "peak_share_lo",
     "peak_share_hi",
     "peak_source",
+    "state",
 ]
 
 
@@ -562,7 +564,12 @@ def advisor_page(site: Site) -> str:
     grid, families = advisor.advisor_grid(site.speedups)
     chart = site.chart("advisor", advisor.advisor_chart(grid, families)) if not grid.empty else None
     return render(
-        "advisor.md.j2", site=site.view(), chart=chart, steps=advisor.PARAM_STEPS, nothing=advisor.NOTHING_MEASURED
+        "advisor.md.j2",
+        site=site.view(),
+        chart=chart,
+        steps=advisor.PARAM_STEPS,
+        nothing=advisor.NOTHING_MEASURED,
+        no_interval=TOO_FEW,
     )
 
 
@@ -600,7 +607,7 @@ def seed_page(seed: seeds.Seed) -> Callable[[Site], str]:
             title = "break-even (parameters)" if claim["kind"] == "break-even" else charts.SPEEDUP_AXIS
             chart = site.chart(f"seed-{claim['id']}", charts.claim_chart(rows, title), "../") if len(rows) > 1 else None
             claims.append({**claim, "chart": chart})
-        return render("seed.md.j2", site=site.view(), **{**view, "claims": claims})
+        return render("seed.md.j2", site=site.view(), no_interval=TOO_FEW, **{**view, "claims": claims})
 
     return page
 

@@ -25,6 +25,7 @@ from typing import IO, Any
 import jinja2
 from markupsafe import Markup
 
+from runner.results.intervals import NO_INTERVAL
 from runner.results.summary import format_seconds
 from site_builder.escape import text as inert_text
 
@@ -150,7 +151,18 @@ def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     return f"{show(lo)} .. {show(hi)}"
 
 
-FORMATS = {"times": times, "seconds": seconds, "count": count, "percent": lambda v: f"{float(v):.1%}"}
+def bounds(lo: float | None, hi: float | None, fmt: str = "times") -> str:
+    """A figure's interval as `interval` writes it, and where the figure has none, why (NO_INTERVAL)."""
+    return NO_INTERVAL if _missing(lo) and _missing(hi) else interval(lo, hi, fmt)
+
+
+FORMATS = {
+    "plain": lambda v: f"{float(v):.2f}",
+    "times": times,
+    "seconds": seconds,
+    "count": count,
+    "percent": lambda v: f"{float(v):.1%}",
+}
 
 
 def framework(name: str) -> str:
@@ -183,6 +195,7 @@ def _environment() -> jinja2.Environment:
         count=count,
         percent=percent,
         interval=interval,
+        bounds=bounds,
         framework=framework,
         page_url=page_url,
         attr_json=attr_json,

@@ -401,10 +401,14 @@ def claim_rows(claim: dict[str, Any], machines: list[dict[str, Any]]) -> pd.Data
 
 
 def overall(claims: list[dict[str, Any]]) -> str:
-    """A seed's status over its claims and machines."""
-    verdicts = [m["verdict"] for c in claims for m in c["machines"]]
-    if not verdicts:
+    """A seed's status over its claims and machines: what the decided verdicts say (an undecided one, whose interval
+    decides nothing, neither agrees nor disagrees with them), undecided where none is decided."""
+    found = [m["verdict"] for c in claims for m in c["machines"]]
+    if not found:
         return NOT_YET
+    verdicts = [v for v in found if v != UNDECIDED]
+    if not verdicts:
+        return UNDECIDED
     if all(v == REPRODUCED for v in verdicts):
         return REPRODUCED
     if all(v == DIFFERS for v in verdicts):

@@ -21,7 +21,7 @@ from runner.contribute import standing
 from runner.contribute.standing import Published, Row
 from site_builder import memo, uncertainty
 from site_builder.analyses.crossovers import batch_crossovers, crossovers
-from site_builder.analyses.frames import plain, with_peak_share
+from site_builder.analyses.frames import plain, states, with_peak_share
 from site_builder.analyses.slices import in_slice, primary_slice, split
 from site_builder.analyses.speedups import speedups
 from site_builder.collect import Collector
@@ -195,6 +195,7 @@ class Site:
         """Rows of the frame as plain columns with their speedup over the same machine's CPU (NaN if none) and that
         speedup's interval, keeping the frame's index; `speedups` holds at least the rows' own."""
         rows = with_peak_share(plain(part))
+        rows = rows.assign(state=states(rows))
         if self.speedups.empty:
             return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
         speed = speedups[[*KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
@@ -301,7 +302,8 @@ class Site:
 
     @functools.cached_property
     def _plain_apart(self) -> pd.DataFrame:
-        return plain(self.apart)
+        apart = plain(self.apart)
+        return apart.assign(state=states(apart)) if not apart.empty else apart
 
     @functools.cached_property
     def _apart_by_machine(self) -> dict[str, np.ndarray]:

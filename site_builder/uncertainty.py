@@ -37,10 +37,11 @@ import math
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, cast
 
 import numpy as np
 
+from runner.results import intervals
 from runner.results.intervals import row_medians
 
 CONFIDENCE = 0.95
@@ -332,6 +333,49 @@ def ratio_of_medians(
     return _percentiles(point_median(numerator) / point_median(denominator), replicates, confidence)
 
 
+def side_has_interval(samples: Sequence[float] | np.ndarray) -> bool:
+    """Whether a measurement has a 95% interval as its pages show it (runner.results.intervals.measurement_interval;
+    for several runs, RunSamples, whether any run has one, or else the runs' medians bound one: combine.py shows
+    the combined interval so)."""
+    runs = samples.runs() if isinstance(samples, RunSamples) else [np.asarray(samples, dtype=float)]
+    if any(intervals.measurement_interval(run.tolist()) is not None for run in runs):
+        return True
+    return len(runs) > 1 and intervals.measurement_interval([float(np.median(run)) for run in runs]) is not None
+
+
+def ratio_interval_columns(
+    numerators: Sequence[Sequence[float] | np.ndarray], denominators: Sequence[Sequence[float] | np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The one definition of a ratio of two measurements' interval (a speedup, a framework's time over PyTorch's, a
+    loop's gain, a data-parallel efficiency), row by row: the seeded bootstrap of ratio_intervals where both sides
+    have an interval of their own (side_has_interval), and none (NaN) where either side has none or the bootstrap
+    gives no width (runner.results.intervals.interval_or_none)."""
+    count = len(numerators)
+    lo, hi = np.full(count, np.nan), np.full(count, np.nan)
+    rows = [
+        i
+        for i, (a, b) in enumerate(zip(numerators, denominators, strict=True))
+        if len(a) and len(b) and side_has_interval(a) and side_has_interval(b)
+    ]
+    if rows:
+        found_lo, found_hi = ratio_intervals(
+            [cast(np.ndarray, numerators[i]) for i in rows], [cast(np.ndarray, denominators[i]) for i in rows]
+        )  # each side as given: a RunSamples keeps its runs
+        for i, a, b in zip(rows, found_lo, found_hi, strict=True):
+            kept = intervals.interval_or_none(a, b)
+            if kept is not None:
+                lo[i], hi[i] = kept
+    return lo, hi
+
+
+def ratio_interval(numerator: Sequence[float], denominator: Sequence[float]) -> Interval:
+    """One ratio of medians with its interval as every page shows it (ratio_interval_columns); lo and hi None where
+    it has none."""
+    lo, hi = ratio_interval_columns([numerator], [denominator])
+    estimate = point_median(numerator) / point_median(denominator)
+    return Interval(estimate, None if np.isnan(lo[0]) else float(lo[0]), None if np.isnan(hi[0]) else float(hi[0]))
+
+
 def median_over(
     estimates: Sequence[float],
     replicates: Sequence[np.ndarray] | np.ndarray,
@@ -380,8 +424,20 @@ def median_of_intervals(
     confidence: float = CONFIDENCE,
     seed: int = SEED,
 ) -> Interval:
-    """median_over machines whose figures are known by estimate and 95% interval (lognormal_replicates), as the
-    site's summaries take them. Kept in MEMO under a hash of the three columns, the seed and the confidence."""
+    """The one definition of a median over machines (or runs) whose figures are known by estimate and 95% interval,
+    as every summary, chart and the advisor take it. One machine: exactly its own figure and interval, so a summary
+    of one machine reads as that machine's row. A member without an interval (NaN on both sides): no interval, as
+    for a ratio one of whose sides has none. Otherwise median_over of log-normal replicates (lognormal_replicates).
+    Kept in MEMO under a hash of the three columns, the seed and the confidence."""
+    estimates, lo, hi = (np.asarray(c, dtype=float) for c in (estimates, lo, hi))
+    if not len(estimates):
+        raise ValueError("a median needs at least one figure")
+    if (np.isnan(lo) & np.isnan(hi)).any():
+        return Interval(float(np.median(estimates)), None, None)
+    if len(estimates) == 1:
+        return Interval(
+            float(estimates[0]), None if np.isnan(lo[0]) else float(lo[0]), None if np.isnan(hi[0]) else float(hi[0])
+        )
     memo = MEMO
     key = b""
     if memo is not None:
@@ -405,12 +461,8 @@ def median_of_intervals(
 
 
 def verdict(speedup: Interval) -> str:
-    """Which side wins, only where the interval says so."""
-    if speedup.lo is not None and speedup.lo > 1.0:
-        return "accelerator faster"
-    if speedup.hi is not None and speedup.hi < 1.0:
-        return "CPU faster"
-    return "no clear winner"
+    """Which side wins, only where the interval says so (runner.results.intervals.verdict)."""
+    return intervals.verdict(speedup.lo, speedup.hi)
 
 
 def crossing(xs: Sequence[float], ratios: Sequence[float]) -> float | None:

@@ -411,3 +411,16 @@ def test_a_machines_rows_are_the_same_whichever_window_they_are_made_in(monkeypa
         together = rows_by_machine(window, order)
         for m in ids:
             pd.testing.assert_frame_equal(together[m], alone[m])
+
+
+def test_a_seeds_status_counts_only_the_verdicts_that_decide():
+    """An undecided machine (its interval decides nothing) neither agrees nor disagrees with the others."""
+
+    def status(*verdicts: str) -> str:
+        return seeds.overall([{"machines": [{"verdict": v} for v in verdicts]}])
+
+    assert status(seeds.REPRODUCED, seeds.UNDECIDED) == seeds.REPRODUCED
+    assert status(seeds.DIFFERS, seeds.UNDECIDED) == seeds.DIFFERS
+    assert status(seeds.UNDECIDED, seeds.UNDECIDED) == seeds.UNDECIDED
+    assert status(seeds.REPRODUCED, seeds.DIFFERS, seeds.UNDECIDED) == seeds.MIXED
+    assert status() == seeds.NOT_YET

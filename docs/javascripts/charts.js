@@ -39,11 +39,14 @@ function benchsiteAdvisorAnswers(el, result) {
     if (row.g === -1) {
       return { text: row.gpu + ": no estimate, measured from " + whole(row.low) + " to " + whole(row.high) + " " + unit + " only." };
     }
-    var said = row.lo > 1 ? "accelerator faster" : (row.hi < 1 ? "CPU faster" : "no clear winner");
     var machines = row.n + " machine" + (row.n === 1 ? "" : "s");
+    var missing = function (v) { return v === null || v === undefined || Number.isNaN(v); };
+    var shown = missing(row.lo) || missing(row.hi) ? box.getAttribute("data-no-interval") :
+      "95% interval " + fixed(row.lo) + " .. " + fixed(row.hi);
+    var how = row.w ? row.w + ", nearest" : "at";
     return {
-      text: row.gpu + ": " + fixed(row.s) + "x its machine's CPU speed (95% interval " + fixed(row.lo) + " .. " +
-        fixed(row.hi) + "), " + said + "; from " + machines + ", nearest measured point ",
+      text: row.gpu + ": " + fixed(row.s) + "x its machine's CPU speed (" + shown + "), " + row.v + "; from " +
+        machines + ", " + how + " measured point ",
       near: row.near, href: row.href,
     };
   }

@@ -18,6 +18,7 @@ reads the site: `benchsite run` prints this at its end and `benchsite compare FI
 from __future__ import annotations
 
 import functools
+import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from runner.results import intervals
 from runner.results.intervals import row_medians
 from runner.results.schema import ResultFile
 
@@ -95,18 +97,24 @@ class Standing:
         what = f"your {self.device_class} ({self.device_name}): {_ordinal(self.rank)} of {self.of} {self.device_class}s"
         what += f" on the {self.variant} loops"
         best = self.fastest
-        if best is not None and best.lo is not None and best.hi is not None:
+        if best is not None:
+            shown = intervals.NO_INTERVAL if best.lo is None or best.hi is None else f"{best.lo:.2f} .. {best.hi:.2f}"
             return (
-                f"{what}; {best.ratio:.2f}x ({best.lo:.2f} .. {best.hi:.2f}) the time of the fastest "
+                f"{what}; {best.ratio:.2f}x ({shown}) the time of the fastest "
                 f"({best.device_name} in machine {best.machine_id}, {best.shared} shared measurement(s))."
             )
         # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
         nearest = self.versus[0] if self.versus else None
-        if nearest is None or nearest.lo is None or nearest.hi is None:
+        if nearest is None:
             return f"{what}."
+        shown = (
+            intervals.NO_INTERVAL
+            if nearest.lo is None or nearest.hi is None
+            else f"{1 / nearest.hi:.2f} .. {1 / nearest.lo:.2f}"
+        )
         return (
             f"{what}; the next, {nearest.device_name} in machine {nearest.machine_id}, takes "
-            f"{1 / nearest.ratio:.2f}x ({1 / nearest.hi:.2f} .. {1 / nearest.lo:.2f}) your time."
+            f"{1 / nearest.ratio:.2f}x ({shown}) your time."
         )
 
 
@@ -243,7 +251,10 @@ def _median_draws(samples: tuple[float, ...] | np.ndarray, rng: np.random.Genera
 
 def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float]:
     """The bootstrap 95% interval of the ratio (the geometric mean over the pairs of my median over theirs):
-    every pair's medians resampled from its raw samples."""
+    every pair's medians resampled from its raw samples. None (NaN, NaN) where a measurement on either side has no
+    interval of its own (runner.results.intervals.measurement_interval), as for any ratio of measurements."""
+    if any(intervals.measurement_interval(list(r.samples_s)) is None for r in (*mine, *theirs)):
+        return math.nan, math.nan
     draws = np.zeros(BOOTSTRAP)
     for m, t in zip(mine, theirs, strict=True):
         draws += np.log(_median_draws(m.samples_s, rng) / _median_draws(t.samples_s, rng))
@@ -419,7 +430,11 @@ def standing_of(
         group = int(valid[best])
         both = [k for k in keys if block.present[group, block.columns[k]] > 0]
         # the seed a pass over every group would have given the fastest: its place among those compared
-        lo, hi = interval([mine[k] for k in both], [block.row(group, k) for k in both], best)
+        # no interval where the bootstrap has none or gives no width (runner.results.intervals.interval_or_none)
+        found = intervals.interval_or_none(
+            *interval([mine[k] for k in both], [block.row(group, k) for k in both], best)
+        )
+        lo, hi = found if found is not None else (None, None)
         versus = []
         for position in order[: len(order) if keep is None else keep]:
             g = int(valid[position])

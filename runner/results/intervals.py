@@ -3,6 +3,10 @@ stopping rule), the gate (which recomputes every figure a contributor could edit
 
 The interval is distribution-free (order statistics of the median; timings are skewed), with a t-interval around
 the median for 2 to 5 samples and none for one.
+
+What every reader of a figure shares (the site, `benchsite compare` and the end of a run): `interval_or_none`, the
+rule that an interval of no width is no interval (too few distinct samples to resample); `measurement_interval`, a
+measurement's interval as every page shows it; and `verdict`, which side an interval says is faster.
 """
 
 from __future__ import annotations
@@ -81,6 +85,47 @@ def median_ci(sorted_samples: list[float], confidence: float = 0.95) -> tuple[fl
         half = _T975[n - 1] * statistics.stdev(sorted_samples) / math.sqrt(n)
         return max(med - half, sorted_samples[0]), med + half
     return None
+
+
+NO_INTERVAL = "too few samples: no interval"  # what a page says where a figure has no interval
+FASTER_ABOVE = "accelerator faster"  # the verdicts on a ratio of CPU time over another's (above 1: the other wins)
+FASTER_BELOW = "CPU faster"
+NO_CLEAR_WINNER = "no clear winner"
+
+
+def interval_or_none(lo: float | None, hi: float | None) -> tuple[float, float] | None:
+    """(lo, hi) where both ends are finite numbers and lo < hi; None otherwise: an interval of no width (a
+    resampling of too few distinct samples gives one) claims a precision nobody measured, so it is no interval."""
+    if lo is None or hi is None:
+        return None
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or not lo < hi:
+        return None
+    return lo, hi
+
+
+def measurement_interval(samples: list[float] | tuple[float, ...]) -> tuple[float, float] | None:
+    """A measurement's 95% interval of its median as every page, table and standing shows it: median_ci, and none
+    where that has no width."""
+    found = median_ci(sorted(float(x) for x in samples)) if len(samples) else None
+    return None if found is None else interval_or_none(*found)
+
+
+def verdict(lo: float | None, hi: float | None, above: str = FASTER_ABOVE, below: str = FASTER_BELOW) -> str:
+    """Which side a ratio's interval says is faster: `above` where the whole interval is above 1, `below` where it
+    is below, else no clear winner; a figure without an interval (None or NaN on both sides) has no clear winner.
+    An open side (None, from a break-even beyond the range) reaches past 1."""
+
+    def known(x: float | None) -> bool:
+        return x is not None and not math.isnan(float(x))
+
+    if not known(lo) and not known(hi):
+        return NO_CLEAR_WINNER
+    if known(lo) and float(lo) > 1.0:  # type: ignore[arg-type]
+        return above
+    if known(hi) and float(hi) < 1.0:  # type: ignore[arg-type]
+        return below
+    return NO_CLEAR_WINNER
 
 
 def summarize(samples: list[float]) -> Stats:

@@ -3,7 +3,6 @@ medians per row, a measurement's share of its device's peak, and the device mode
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 
 from site_builder import uncertainty
@@ -24,21 +23,26 @@ def with_peak_share(rows: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+UNSTABLE = "ok, unstable"  # an ok measurement whose interval did not reach its target width in its time budget
+
+
+def states(table: pd.DataFrame) -> pd.Series:
+    """What a page and the open data say of each measurement: its status (ok, failed, skipped), and for an ok one
+    recorded `stable: false` UNSTABLE, never plain ok."""
+    status = table["status"].astype(object)
+    unstable = (status == "ok") & table["stable"].astype(object).eq(False)
+    return status.where(~unstable, UNSTABLE)
+
+
 def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     """The measurements that have a time, as plain columns."""
     return plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
 
 
 def ratio_intervals(table: pd.DataFrame, numerator: str, denominator: str, estimate: str) -> pd.DataFrame:
-    """Columns {estimate}_lo and {estimate}_hi: the 95% bootstrap interval of each row's ratio of medians
-    (NaN where a side has no samples, as in files older than the samples field)."""
-    lo = np.full(len(table), np.nan)
-    hi = np.full(len(table), np.nan)
-    nums, dens = list(table[numerator]), list(table[denominator])
-    # With a single sample on both sides nothing is known of the noise: no interval (and no verdict).
-    rows = [i for i, (a, b) in enumerate(zip(nums, dens, strict=True)) if len(a) and len(b) and len(a) + len(b) > 2]
-    if rows:
-        lo[rows], hi[rows] = uncertainty.ratio_intervals([nums[i] for i in rows], [dens[i] for i in rows])
+    """Columns {estimate}_lo and {estimate}_hi: each row's ratio of medians' 95% interval (uncertainty.ratio_interval
+    for every row at once; NaN where it has none)."""
+    lo, hi = uncertainty.ratio_interval_columns(list(table[numerator]), list(table[denominator]))
     return table.assign(**{f"{estimate}_lo": lo, f"{estimate}_hi": hi})
 
 

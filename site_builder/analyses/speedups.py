@@ -10,12 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner.results import intervals
 from site_builder import uncertainty
-from site_builder.analyses.frames import CHART_MODELS, ok_rows, ratio_intervals, top_models
+from site_builder.analyses.frames import CHART_MODELS, UNSTABLE, ok_rows, ratio_intervals, top_models
 from site_builder.machines import MachineSummary
 from site_builder.uncertainty import Interval
 
-TOO_FEW = "too few samples"
+TOO_FEW = intervals.NO_INTERVAL  # a figure without an interval: no verdict either
 
 
 def interval_columns(name: str, interval: Interval | None) -> dict[str, float]:
@@ -30,13 +31,11 @@ def interval_columns(name: str, interval: Interval | None) -> dict[str, float]:
 
 
 def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
-    """Which side wins each row, only where its interval clears 1x; a row without an interval (one sample
-    on each side) gets none."""
+    """Which side wins each row, only where its interval clears 1x (runner.results.intervals.verdict); a row
+    without an interval gets none (TOO_FEW)."""
     return [
-        TOO_FEW
-        if pd.isna(lo) and pd.isna(hi)
-        else uncertainty.verdict(Interval(e, None if pd.isna(lo) else lo, None if pd.isna(hi) else hi))
-        for e, lo, hi in zip(table[estimate], table[f"{estimate}_lo"], table[f"{estimate}_hi"], strict=True)
+        TOO_FEW if pd.isna(lo) and pd.isna(hi) else intervals.verdict(lo, hi)
+        for lo, hi in zip(table[f"{estimate}_lo"], table[f"{estimate}_hi"], strict=True)
     ]
 
 
@@ -49,7 +48,9 @@ def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
     ok = ok[ok["world_size"].isna()]
     join = ["machine_id", "workload_hash", "framework", "profile"]
-    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "device_name", "samples", "runs", "runs_lo_s", "runs_hi_s"]]
+    cpu = ok[ok["device"] == "cpu"][
+        [*join, "median_s", "device_name", "samples", "runs", "runs_lo_s", "runs_hi_s", "stable"]
+    ]
     accel = ok[ok["device"] != "cpu"]
     joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
     joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
@@ -60,6 +61,9 @@ def speedups(frame: pd.DataFrame) -> pd.DataFrame:
     joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
     joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup")
     joined["verdict"] = verdicts(joined)
+    # unstable where either side is (frames.states): the speedup rests on both
+    either = joined["stable"].astype(object).eq(False) | joined["stable_cpu"].astype(object).eq(False)
+    joined["state"] = np.where(either, UNSTABLE, "ok")
     return joined.reset_index(drop=True)
 
 
@@ -81,6 +85,12 @@ def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tupl
                 group[f"{estimate}_lo"].to_numpy(float),
                 group[f"{estimate}_hi"].to_numpy(float),
             )
+            if (
+                interval.lo is not None
+                and interval.hi is not None
+                and intervals.interval_or_none(interval.lo, interval.hi) is None
+            ):
+                interval = Interval(interval.estimate, None, None)
             row = dict(zip(keys, values, strict=True))
             row.update(
                 {
@@ -101,9 +111,10 @@ def _aggregate(values: pd.Series, how: Any) -> Any:
 
 def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Across machines: per workload point, variant, framework and accelerator model, the median speedup with
-    its interval, the range over machines, and the point's size."""
+    its interval (summarise: of one machine, that machine's own) and verdict, the range over machines, and the
+    point's size."""
     keys = ["workload", "point", "variant", "framework", "gpu_vendor", "gpu_model"]
-    return summarise(
+    summary = summarise(
         table,
         keys,
         "speedup",
@@ -113,15 +124,16 @@ def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
         batch_size=("batch_size", "first"),
         depth=("depth", "first"),
     )
+    return summary.assign(verdict=verdicts(summary) if len(summary) else [])
 
 
 def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per workload and variant, over all machines and points: the median and range of the speedups, how
-    many comparisons each side clearly wins (its interval clear of 1x), and between runs: how many machines ran
-    it more than once (each still counts once) and the largest spread between one machine's runs (the slowest
-    run's median over the fastest's, CPU or accelerator side)."""
+    many comparisons each side clearly wins (its interval clear of 1x) and how many have no interval, and between
+    runs: how many machines ran it more than once (each still counts once) and the largest spread between one
+    machine's runs (the slowest run's median over the fastest's, CPU or accelerator side)."""
     columns = [
-        "workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear",
+        "workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear", "none",
         "repeated_machines", "run_spread",
     ]  # fmt: skip
     if table.empty:
@@ -137,6 +149,7 @@ def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
         gpu=("verdict", lambda v: int((v == "accelerator faster").sum())),
         cpu=("verdict", lambda v: int((v == "CPU faster").sum())),
         unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
+        none=("verdict", lambda v: int((v == TOO_FEW).sum())),
         repeated_machines=("_repeated_id", "nunique"),
         run_spread=("run_spread", "max"),
     ).reset_index()[columns]
