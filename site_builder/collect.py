@@ -382,6 +382,11 @@ class Collector:
             frame[name] = frame[name].cat.remove_unused_categories()
         return frame.reset_index(drop=True)
 
+    def every_run(self) -> pd.DataFrame:
+        """Every row, one per run (never combined), sorted by start time: what the between-run component is
+        estimated from (site_builder.analyses.between) and the open data's per-run rows."""
+        return self._raw(None, categories=True).reset_index(drop=True)
+
     def runs_of(self, workload: str) -> pd.DataFrame:
         """One workload's rows, one per run (never combined): the Scale page draws every run."""
         return self._raw(workload).reset_index(drop=True)
@@ -443,6 +448,7 @@ def _file_columns(result: ResultFile) -> dict[str, Any]:
         "gpu_vendor": VENDOR_NAMES[gpu.vendor] if gpu else "",
         "system_type": machine.system_type,
         "run_id": run.id,
+        "benchsite_version": intern(result.benchsite_version),
         "started_at": run.started_at,
         "profile": result.suite.profile,
         "suite": result.suite.version,

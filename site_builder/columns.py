@@ -13,6 +13,7 @@ COLUMNS = [
     "gpu_vendor",
     "system_type",
     "run_id",
+    "benchsite_version",
     "started_at",
     "profile",
     "suite",

@@ -1,9 +1,19 @@
 """Open data: the tables the site is built from, published with every build as CSV and Parquet.
 
-data/measurements.csv and data/measurements.parquet hold the same rows and columns (every accepted
-measurement, all profiles and suite versions; a measurement a machine ran more than once is the median over
-its runs, with their count and spread); data/speedups.csv the compared
-speedups with their intervals. Text that a spreadsheet would run as a formula is made inert in both files.
+data/measurements.csv and data/measurements.parquet hold the same rows and columns, at two levels (`level`):
+
+- `machine`: every accepted measurement, all profiles and suite versions, one row per machine, measurement and
+  profile as the pages show it (a measurement a machine ran more than once is the median over its runs, with
+  their count and spread; `run_id` and `benchsite_version` are then the newest run's);
+- `run`: one row per run of every measurement with a time (status ok), never combined, its interval the one the
+  site gives a figure of one run: the run's own interval widened by the spread between runs of one machine
+  (site_builder.analyses.between; for a machine with one run of a measurement, its machine row's interval).
+
+data/speedups.csv holds the compared speedups with their intervals (`level` machine: the pages' figures, with
+`run_id` and `benchsite_version` empty) and one row per run's speedup (`level` run: the run file's CPU and
+accelerator measurement of one workload hash, framework and profile, of every profile and suite version, its
+interval the within-run bootstrap widened by the speedups' between-run spread). Text that a spreadsheet would run
+as a formula is made inert in both files.
 
 The measurements files are written in blocks of rows to files on disk, so that their text is never held whole in
 memory (a million rows at 100,000 result files).
@@ -15,21 +25,26 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.ipc
 import pyarrow.parquet as pq
 
-from site_builder.analyses.frames import plain, states
+from site_builder.analyses.frames import UNSTABLE, plain, states
+from site_builder.analyses.speedups import verdicts
 from site_builder.site import Site
 
+LEVEL = "machine or run: a machine's figure as the pages show it (its runs combined), or one run's."
 MEASUREMENT_COLUMNS = {
+    "level": LEVEL,
     "machine_id": "Hash of the machine's hardware (its page is machines/<id>.html).",
     "cpu_model": "CPU model as the machine reports it.",
     "gpu_model": "First accelerator's model, empty without one.",
     "gpu_vendor": "NVIDIA, AMD, Apple, Intel or other; empty without an accelerator.",
     "system_type": "laptop, desktop, server, cloud VM, ... (with the evidence on the machine page).",
-    "run_id": "The run (one result file) the measurement comes from.",
+    "run_id": "The run (one result file) the measurement comes from (level machine: the newest of its runs).",
+    "benchsite_version": "The benchsite version that run was made with.",
     "started_at": "When that run started (UTC).",
     "profile": "tiny, quick or standard: sizes and time budget of the run.",
     "suite": "Suite version: loops and workload hashes change with it.",
@@ -49,7 +64,8 @@ MEASUREMENT_COLUMNS = {
     "precision": "Numeric precision of the loop (fp32, bf16, ...).",
     "status": "ok, failed or skipped.",
     "median_s": "Median seconds per unit (epoch or step); for spark-streaming the median end-to-end latency.",
-    "ci_lo_s": "Low end of the 95% confidence interval of the median (order statistics).",
+    "ci_lo_s": "Low end of the 95% interval of the median as the pages show it: one run's (order statistics) "
+    "widened by the spread between runs of one machine; for several runs of a machine, the span of their intervals.",
     "ci_hi_s": "High end of that interval.",
     "samples_per_s": "Training samples per second at the median.",
     "params": "Trainable parameters of the model.",
@@ -68,6 +84,9 @@ MEASUREMENT_COLUMNS = {
 }
 
 SPEEDUP_COLUMNS = {
+    "level": LEVEL,
+    "run_id": "level run: the run (one result file) both measurements come from; empty for level machine.",
+    "benchsite_version": "level run: the benchsite version of that run; empty for level machine.",
     "machine_id": "The machine.",
     "cpu_model": "Its CPU.",
     "gpu_model": "Its accelerator.",
@@ -83,7 +102,8 @@ SPEEDUP_COLUMNS = {
     "median_s": "Accelerator's median seconds per unit.",
     "median_s_cpu": "The same machine's CPU median seconds per unit.",
     "speedup": "median_s_cpu / median_s: above 1 the accelerator is faster.",
-    "speedup_lo": "Low end of the speedup's 95% interval (seeded bootstrap of both sides' raw samples).",
+    "speedup_lo": "Low end of the speedup's 95% interval (seeded bootstrap of both sides' raw samples; where both "
+    "sides are one run, widened by the spread between runs of one machine).",
     "speedup_hi": "High end of that interval.",
     "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner; too few "
     "samples: no interval where either side has no interval of its own.",
@@ -132,22 +152,55 @@ def _measurement_rows(table: pd.DataFrame) -> pd.DataFrame:
     return inert(table[list(MEASUREMENT_COLUMNS)]).reset_index(drop=True)
 
 
+def _run_measurements(site: Site) -> pd.DataFrame:
+    """Each run's measurements with a time as the measurements files publish a frame's rows: its own median, the
+    interval the site gives one run (Site.run_measurements), one run."""
+    runs = site.run_measurements.reset_index(drop=True)
+    return runs.assign(
+        ci_lo_s=runs["lo"], ci_hi_s=runs["hi"], runs=1, runs_lo_s=runs["median_s"], runs_hi_s=runs["median_s"]
+    )
+
+
 def measurement_blocks(site: Site) -> Iterator[pd.DataFrame]:
-    """The measurements table in order (machine, start, workload, point, loop, framework, device), BLOCK_ROWS rows
-    at a time: the order is found on those columns alone, then each block is made from its own rows."""
+    """The measurements table: the machine rows, then the run rows, each in order (machine, start, workload, point,
+    loop, framework, device), BLOCK_ROWS rows at a time: the order is found on those columns alone, then each block
+    is made from its own rows."""
     everything = _everything(site)
     if everything.empty:
         yield pd.DataFrame(columns=list(MEASUREMENT_COLUMNS))
         return
-    order = plain(everything[_SORT]).sort_values(_SORT).index.to_numpy()
-    for start in range(0, len(order), BLOCK_ROWS):
-        yield _measurement_rows(everything.iloc[order[start : start + BLOCK_ROWS]])
+    for level, table in (("machine", everything), ("run", _run_measurements(site))):
+        if table.empty:
+            continue
+        order = plain(table[_SORT]).sort_values(_SORT).index.to_numpy()
+        for start in range(0, len(order), BLOCK_ROWS):
+            rows = table.iloc[order[start : start + BLOCK_ROWS]]
+            yield _measurement_rows(rows.assign(level=level))
+
+
+_SPEEDUP_SORT = ["workload", "point", "variant", "framework", "machine_id"]
 
 
 def speedups_table(site: Site) -> pd.DataFrame:
+    """The speedups as the pages show them (level machine)."""
     if site.speedups.empty:
         return pd.DataFrame(columns=list(SPEEDUP_COLUMNS))
-    table = site.speedups.sort_values(["workload", "point", "variant", "framework", "machine_id"])
+    table = site.speedups.sort_values(_SPEEDUP_SORT).assign(level="machine", run_id="", benchsite_version="")
+    return inert(table[list(SPEEDUP_COLUMNS)]).reset_index(drop=True)
+
+
+def speedup_run_rows(site: Site) -> pd.DataFrame:
+    """Each run's speedups with the interval the site gives one run's (Site.run_speedups; level run)."""
+    runs = site.run_speedups
+    if runs.empty:
+        return pd.DataFrame(columns=list(SPEEDUP_COLUMNS))
+    either = runs["stable"].astype(object).eq(False) | runs["stable_cpu"].astype(object).eq(False)
+    table = runs.assign(
+        level="run", speedup=runs["value"], speedup_lo=runs["lo"], speedup_hi=runs["hi"],
+        state=np.where(either, UNSTABLE, "ok"),
+    )  # fmt: skip
+    table = table.assign(verdict=verdicts(table))
+    table = plain(table).sort_values([*_SPEEDUP_SORT, "started_at", "run_id"])
     return inert(table[list(SPEEDUP_COLUMNS)]).reset_index(drop=True)
 
 
@@ -199,5 +252,5 @@ def write_data_files(site: Site, folder: Path) -> dict[str, Path]:
             for path in blocks:
                 with pa.memory_map(str(path)) as source:
                     writer.write_table(_as(pa.ipc.open_file(source).read_all(), schema))
-    speedups_table(site).to_csv(speedups, index=False)
+    pd.concat([speedups_table(site), speedup_run_rows(site)], ignore_index=True).to_csv(speedups, index=False)
     return {"data/measurements.csv": csv, "data/measurements.parquet": parquet, "data/speedups.csv": speedups}

@@ -618,6 +618,8 @@ def data_page(site: Site) -> str:
         "data.md.j2",
         measurements=measurements,
         speedups=len(site.speedups),
+        measurement_runs=len(site.run_measurements),
+        speedup_runs=len(site.run_speedups),
         measurement_columns=[{"name": k, "meaning": v} for k, v in opendata.MEASUREMENT_COLUMNS.items()],
         speedup_columns=[{"name": k, "meaning": v} for k, v in opendata.SPEEDUP_COLUMNS.items()],
     )

@@ -20,6 +20,7 @@ import pandas as pd
 from runner.contribute import standing
 from runner.contribute.standing import Published, Row
 from site_builder import memo, uncertainty
+from site_builder.analyses import between
 from site_builder.analyses.crossovers import batch_crossovers, crossovers
 from site_builder.analyses.frames import plain, states, with_peak_share
 from site_builder.analyses.slices import in_slice, primary_slice, split
@@ -144,15 +145,34 @@ class Site:
     # the machine pages' rows made last, by machine (see machine_rows): one window of machines at a time
     _rows_window: _Window | None = field(default=None, repr=False, compare=False)
 
+    # the spread between runs of one machine (analyses.between), and each run's figures with the interval the site
+    # shows for one run: the open data's per-run rows
+    spread: between.Between = field(default_factory=between.Between)
+    run_measurements: pd.DataFrame = field(default_factory=pd.DataFrame)
+    run_speedups: pd.DataFrame = field(default_factory=pd.DataFrame)
+
     @classmethod
     def from_collector(cls, collector: Collector, rejected: list[str]) -> Site:
-        everything = collector.frame()
+        every_run = collector.every_run()
+        run_measurements = between.measurement_runs(every_run)
+        del every_run
+        run_speedups = between.speedup_runs(run_measurements)
+        spread = between.estimate_all(run_measurements, run_speedups)
+        run_measurements = between.shown(run_measurements, between.MEASUREMENT, spread)
+        run_speedups = between.shown(run_speedups, between.SPEEDUP, spread)
+        everything = between.widen_single_runs(collector.frame(), spread)
         suite, profile = primary_slice(everything)
         frame, apart = split(everything)
         del everything  # split copied it into the two
-        table = speedups(frame) if not frame.empty else pd.DataFrame()
+        table = speedups(frame, spread) if not frame.empty else pd.DataFrame()
         scale_runs = in_slice(collector.runs_of("transformer-ddp"), suite, profile)
-        return cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
+        site = cls(frame, table, collector.machines, rejected, collector.files, {}, apart, suite, profile, scale_runs)
+        site.spread, site.run_measurements, site.run_speedups = spread, run_measurements, run_speedups
+        return site
+
+    def between_note(self) -> str:
+        """What a page says of a single run's interval (analyses.between.note)."""
+        return between.note(self.spread)
 
     @functools.cached_property
     def newest_machines(self) -> list[str]:
@@ -322,4 +342,8 @@ class Site:
 
     def view(self) -> dict[str, Any]:
         """What every template may say about the site as a whole."""
-        return {"suite": self.suite, "profile": self.profile}
+        return {
+            "suite": self.suite,
+            "profile": self.profile,
+            "between_note": self.between_note(),
+        }

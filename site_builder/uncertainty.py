@@ -343,13 +343,49 @@ def side_has_interval(samples: Sequence[float] | np.ndarray) -> bool:
     return len(runs) > 1 and intervals.measurement_interval([float(np.median(run)) for run in runs]) is not None
 
 
+Z95 = 1.959963984540054  # the normal 97.5% quantile: a 95% interval is +-Z95 standard errors
+
+
+def single_run_interval(
+    estimates: Sequence[float] | np.ndarray,
+    lo: Sequence[float] | np.ndarray,
+    hi: Sequence[float] | np.ndarray,
+    tau2: float | Sequence[float] | np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The one definition of a single run's 95% interval of a figure (a measurement's time, a speedup) as the site
+    shows it: its own within-run interval (lo, hi) widened by the spread between runs of one machine, tau^2 on the
+    log scale (site_builder.analyses.between). With s = ln(hi / lo) / (2 * Z95), the within-run standard error of
+    the log figure, the interval is estimate * exp(+-Z95 * sqrt(s^2 + tau^2)), never narrower on either side than
+    the within-run one (an order-statistic interval may be lopsided). Where tau^2 is 0 the within-run interval is
+    kept as it is; a figure without a within-run interval (NaN) keeps none: one sample measures no within-run
+    noise, and tau alone would claim there is none."""
+    estimates, lo, hi = (np.asarray(c, dtype=float) for c in (estimates, lo, hi))
+    tau2 = np.broadcast_to(np.asarray(tau2, dtype=float), estimates.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s2 = (np.log(hi / lo) / (2 * Z95)) ** 2
+        half = Z95 * np.sqrt(s2 + tau2)
+        wide = (tau2 > 0) & np.isfinite(half) & (estimates > 0)
+        out_lo = np.where(wide, np.fmin(lo, estimates * np.exp(-half)), lo)
+        out_hi = np.where(wide, np.fmax(hi, estimates * np.exp(half)), hi)
+    return out_lo, out_hi
+
+
+def is_single_run(samples: Sequence[float] | np.ndarray) -> bool:
+    """Whether a measurement's samples come from one run (not RunSamples of several)."""
+    return not (isinstance(samples, RunSamples) and len(samples.runs()) > 1)
+
+
 def ratio_interval_columns(
-    numerators: Sequence[Sequence[float] | np.ndarray], denominators: Sequence[Sequence[float] | np.ndarray]
+    numerators: Sequence[Sequence[float] | np.ndarray],
+    denominators: Sequence[Sequence[float] | np.ndarray],
+    between: Sequence[float] | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The one definition of a ratio of two measurements' interval (a speedup, a framework's time over PyTorch's, a
     loop's gain, a data-parallel efficiency), row by row: the seeded bootstrap of ratio_intervals where both sides
     have an interval of their own (side_has_interval), and none (NaN) where either side has none or the bootstrap
-    gives no width (runner.results.intervals.interval_or_none)."""
+    gives no width (runner.results.intervals.interval_or_none). `between`, each row's between-run variance tau^2 of
+    the log ratio (the speedups pass it: site_builder.analyses.between): a row both of whose sides are one run gets
+    single_run_interval's widening; a side of several runs is bootstrapped over its runs already."""
     count = len(numerators)
     lo, hi = np.full(count, np.nan), np.full(count, np.nan)
     rows = [
@@ -365,6 +401,20 @@ def ratio_interval_columns(
             kept = intervals.interval_or_none(a, b)
             if kept is not None:
                 lo[i], hi[i] = kept
+    if between is not None and count:
+        tau2 = np.asarray(between, dtype=float)
+        single = np.array(
+            [is_single_run(a) and is_single_run(b) for a, b in zip(numerators, denominators, strict=True)]
+        )
+        estimates = np.array(
+            [
+                point_median(cast(Sequence[float], a)) / point_median(cast(Sequence[float], b))
+                if len(a) and len(b)
+                else np.nan
+                for a, b in zip(numerators, denominators, strict=True)
+            ]
+        )
+        lo, hi = single_run_interval(estimates, lo, hi, np.where(single, tau2, 0.0))
     return lo, hi
 
 

@@ -284,11 +284,13 @@ def test_open_data_parquet_has_the_csv_rows(tmp_path, monkeypatch):
     csv = pd.read_csv(files["data/measurements.csv"])
     parquet = pd.read_parquet(files["data/measurements.parquet"])
     assert list(csv.columns) == list(parquet.columns) == list(opendata.MEASUREMENT_COLUMNS)
-    assert len(csv) == len(parquet) == 2
+    assert len(csv) == len(parquet) == 4  # each measurement's machine row and its one run's row
+    assert list(csv["level"]) == ["machine", "machine", "run", "run"]
     # the same rows and values: the Parquet file written out as CSV is the CSV file, byte for byte
     assert parquet.to_csv(index=False) == files["data/measurements.csv"].read_text()
     speedup = pd.read_csv(files["data/speedups.csv"])
-    assert {"speedup", "speedup_lo", "speedup_hi", "verdict"} <= set(speedup.columns) and len(speedup) == 1
+    assert {"speedup", "speedup_lo", "speedup_hi", "verdict"} <= set(speedup.columns) and len(speedup) == 2
+    assert list(speedup["level"]) == ["machine", "run"]
     # written block by block (a row at a time here), the files hold the same rows, in the same order
     monkeypatch.setattr(opendata, "BLOCK_ROWS", 1)
     blocks = opendata.write_data_files(site_of(result), tmp_path / "blocks")

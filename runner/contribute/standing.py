@@ -455,9 +455,13 @@ def standing_of(
 
 
 def published_rows(source: Path) -> list[Row]:
-    """Rows from a results folder (or file) or the site's measurements.parquet."""
+    """Rows from a results folder (or file) or the site's measurements.parquet (its machine rows: `level` run rows
+    are each run's apart)."""
     if source.suffix == ".parquet":
         import pandas as pd
 
-        return rows_from_table(pd.read_parquet(source))
+        table = pd.read_parquet(source)
+        if "level" in table.columns:
+            table = table[table["level"] == "machine"].reset_index(drop=True)
+        return rows_from_table(table)
     return rows_from_results([source])

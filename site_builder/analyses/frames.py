@@ -3,6 +3,7 @@ medians per row, a measurement's share of its device's peak, and the device mode
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from site_builder import uncertainty
@@ -39,10 +40,12 @@ def ok_rows(frame: pd.DataFrame) -> pd.DataFrame:
     return plain(frame[(frame["status"] == "ok") & frame["median_s"].notna()])
 
 
-def ratio_intervals(table: pd.DataFrame, numerator: str, denominator: str, estimate: str) -> pd.DataFrame:
+def ratio_intervals(
+    table: pd.DataFrame, numerator: str, denominator: str, estimate: str, between: np.ndarray | None = None
+) -> pd.DataFrame:
     """Columns {estimate}_lo and {estimate}_hi: each row's ratio of medians' 95% interval (uncertainty.ratio_interval
-    for every row at once; NaN where it has none)."""
-    lo, hi = uncertainty.ratio_interval_columns(list(table[numerator]), list(table[denominator]))
+    for every row at once, with each row's between-run tau^2 where `between` gives one; NaN where it has none)."""
+    lo, hi = uncertainty.ratio_interval_columns(list(table[numerator]), list(table[denominator]), between)
     return table.assign(**{f"{estimate}_lo": lo, f"{estimate}_hi": hi})
 
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from runner.results import intervals
 from site_builder import uncertainty
+from site_builder.analyses import between
 from site_builder.analyses.frames import CHART_MODELS, UNSTABLE, ok_rows, ratio_intervals, top_models
 from site_builder.machines import MachineSummary
 from site_builder.uncertainty import Interval
@@ -39,11 +40,12 @@ def verdicts(table: pd.DataFrame, estimate: str = "speedup") -> list[str]:
     ]
 
 
-def speedups(frame: pd.DataFrame) -> pd.DataFrame:
+def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.DataFrame:
     """Accelerator rows joined with the same machine's CPU row (same framework, workload_hash and profile):
-    speedup = CPU time / accelerator time, with its bootstrap interval and verdict. One device against one device
-    only: a data-parallel point (several processes: NCCL on GPUs against gloo on the CPU) answers another question
-    and lives on the Scale page."""
+    speedup = CPU time / accelerator time, with its bootstrap interval and verdict; a speedup both of whose sides
+    are one run has its interval widened by the speedups' between-run tau^2 (`spread`, by loop). One device
+    against one device only: a data-parallel point (several processes: NCCL on GPUs against gloo on the CPU)
+    answers another question and lives on the Scale page."""
     ok = ok_rows(frame)
     ok = ok[ok["unit"] != "latency"]  # a streaming latency is not a training or inference time
     ok = ok[ok["world_size"].isna()]
@@ -59,7 +61,8 @@ def speedups(frame: pd.DataFrame) -> pd.DataFrame:
         joined["runs_hi_s_cpu"] / joined["runs_lo_s_cpu"], joined["runs_hi_s"] / joined["runs_lo_s"]
     )
     joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
-    joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup")
+    tau2 = None if spread is None else spread.tau2_column(between.SPEEDUP, joined["device"], joined["variant"])
+    joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup", tau2)
     joined["verdict"] = verdicts(joined)
     # unstable where either side is (frames.states): the speedup rests on both
     either = joined["stable"].astype(object).eq(False) | joined["stable_cpu"].astype(object).eq(False)

@@ -1,0 +1,200 @@
+"""The between-run component: how far one machine's runs of one figure spread beyond what each run's own interval says,
+estimated from every machine that ran a figure more than once.
+
+A run's interval (a measurement's order-statistic interval of its median, a speedup's bootstrap of the two sides'
+samples) describes the noise inside one process. Two runs of one machine differ by more (the committed results: 10%
+for measurements, 22% for speedups at the median, while one run's interval is 4 to 9% wide), so a figure that rests
+on one run gets the between-run variance added to its own (uncertainty.single_run_interval).
+
+The estimate is a random-effects method of moments on the log figures. A group is one figure of one machine and
+benchsite version (machine, benchsite version, profile, workload hash, framework, device: runs the site combines,
+site_builder.combine, of one harness; a speedup is paired within one run file, so its group is its accelerator
+side's), kept where at least 2 of its runs have a within-run interval. With y_gj the log figure of run j of group g,
+k_g its runs and s_gj = ln(hi_gj / lo_gj) / (2 * 1.96) the standard error its own 95% interval gives:
+
+    V     = sum_g sum_j (y_gj - mean_j y_gj)^2 / sum_g (k_g - 1)    pooled variance of a group's runs
+    W     = sum_g sum_j s_gj^2 / sum_g k_g                          mean squared within-run standard error
+    tau^2 = max(0, V - W)
+
+estimated for each figure (measurement: log median_s; speedup: log speedup), device class (cpu, accelerator; a
+speedup's is the accelerator) and loop (as-written, tuned). A class and loop with no group takes the figure's
+estimate over all its groups. Where no speedup group is left at all (leave-one-machine-out on few machines), a
+speedup's tau^2 is the sum of its two sides' measurement tau^2 (the CPU's and the accelerator's of its loop: runs of
+the two sides taken as independent); 0 where neither figure has a group. Runs without a within-run interval (one
+sample) add no group member: their standard error is unknown. The estimate is a sum over the rows in a fixed order:
+the same files give the same tau.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from site_builder import uncertainty
+
+MEASUREMENT = "measurement"
+SPEEDUP = "speedup"
+# A figure's group: runs of one figure of one machine with one benchsite version (the site combines them:
+# site_builder.combine; across versions a harness change would count as noise)
+GROUP = ["machine_id", "benchsite_version", "profile", "workload_hash", "framework", "device"]
+# A run's figure table (measurement_runs, speedup_runs) has at least these columns
+FIGURE = [*GROUP, "run_id", "variant", "value", "lo", "hi"]
+ALL = "all"
+
+
+@dataclass(frozen=True)
+class Component:
+    """tau^2 of one figure, class and loop, with what it was estimated from."""
+
+    tau2: float
+    groups: int  # groups of at least 2 runs with a within-run interval
+    runs: int  # their runs
+    machines: int  # the machines they are of
+    pooled: float  # V
+    within: float  # W
+
+    @property
+    def tau(self) -> float:
+        """The between-run standard deviation of the log figure (about the relative spread of one run)."""
+        return float(np.sqrt(self.tau2))
+
+
+NONE = Component(0.0, 0, 0, 0, float("nan"), float("nan"))
+
+
+@dataclass(frozen=True)
+class Between:
+    """tau^2 by (figure, device class, loop); (figure, "all", "all") holds the figure's estimate over every group."""
+
+    components: dict[tuple[str, str, str], Component] = field(default_factory=dict)
+    machines: int = 0  # machines with a group of several runs, of either figure
+
+    def component(self, figure: str, device_class: str, variant: str) -> Component:
+        found = self.components.get((figure, device_class, variant))
+        if found is None or not found.groups:
+            found = self.components.get((figure, ALL, ALL), NONE)
+        if figure == SPEEDUP and not found.groups:
+            cpu, accelerator = (self.component(MEASUREMENT, c, variant) for c in ("cpu", "accelerator"))
+            if cpu.groups or accelerator.groups:
+                return Component(cpu.tau2 + accelerator.tau2, 0, 0, 0, float("nan"), float("nan"))
+        return found
+
+    def tau2(self, figure: str, device: str, variant: str) -> float:
+        return self.component(figure, device_class(device), str(variant)).tau2
+
+    def tau2_column(self, figure: str, devices: pd.Series, variants: pd.Series) -> np.ndarray:
+        """tau^2 for each row of a table, by its device and loop."""
+        return np.array(
+            [self.tau2(figure, str(d), str(v)) for d, v in zip(devices, variants, strict=True)], dtype=float
+        )
+
+
+def device_class(device: str) -> str:
+    return "cpu" if device == "cpu" else "accelerator"
+
+
+def estimate(runs: pd.DataFrame) -> Component:
+    """tau^2 from a figure table's runs (FIGURE columns), over every group of it (see the module's formula)."""
+    has = runs["lo"].notna() & runs["hi"].notna() & (runs["lo"] < runs["hi"]) & (runs["value"] > 0)
+    rows = runs[has]
+    if rows.empty:
+        return NONE
+    rows = rows.assign(
+        y=np.log(rows["value"].to_numpy(float)),
+        s2=(np.log(rows["hi"].to_numpy(float) / rows["lo"].to_numpy(float)) / (2 * uncertainty.Z95)) ** 2,
+    )
+    grouped = rows.groupby(GROUP, sort=True, observed=True, dropna=False)
+    size = grouped["y"].transform("size")
+    rows = rows[size.to_numpy() >= 2]
+    if rows.empty:
+        return NONE
+    grouped = rows.groupby(GROUP, sort=True, observed=True, dropna=False)
+    deviation = rows["y"] - grouped["y"].transform("mean")
+    groups = grouped.ngroups
+    pooled = float(np.sum(deviation.to_numpy() ** 2) / (len(rows) - groups))
+    within = float(np.mean(rows["s2"].to_numpy()))
+    return Component(max(0.0, pooled - within), groups, len(rows), rows["machine_id"].nunique(), pooled, within)
+
+
+def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame) -> Between:
+    """tau^2 for every figure, device class and loop (measurement_runs and speedup_runs' tables)."""
+    components: dict[tuple[str, str, str], Component] = {}
+    machines: set[str] = set()
+    for figure, table in ((MEASUREMENT, measurements), (SPEEDUP, speedups)):
+        if table.empty:
+            continue
+        table = table[FIGURE].astype(dict.fromkeys([*GROUP, "run_id", "variant"], str))
+        table = table.assign(_class=[device_class(d) for d in table["device"]])
+        components[(figure, ALL, ALL)] = estimate(table)
+        for (cls, variant), part in table.groupby(["_class", "variant"], sort=True, observed=True):
+            components[(figure, str(cls), str(variant))] = estimate(part)
+        machines |= _repeated_machines(table)
+    return Between(components, len(machines))
+
+
+def _repeated_machines(table: pd.DataFrame) -> set[str]:
+    has = table["lo"].notna() & table["hi"].notna()
+    counts = table[has].groupby(GROUP, observed=True, dropna=False)["run_id"].transform("nunique")
+    return set(table[has][counts.to_numpy() >= 2]["machine_id"].astype(str))
+
+
+def measurement_runs(every_run: pd.DataFrame) -> pd.DataFrame:
+    """Each run's measurements with a time (status ok, a median): its figure (value, median_s) and within-run
+    interval (lo, hi: the file's, as the site reads it)."""
+    ok = every_run[(every_run["status"] == "ok") & every_run["median_s"].notna()]
+    return ok.assign(value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"])
+
+
+def speedup_runs(every_run: pd.DataFrame) -> pd.DataFrame:
+    """Each run's speedups, paired as the site pairs a machine's (site_builder.analyses.speedups): one run file's
+    CPU and accelerator rows of one workload hash, framework and profile, both with a time, no streaming latency,
+    no data-parallel point. value = CPU median / accelerator median; lo, hi the within-run interval
+    (uncertainty.ratio_interval_columns of the two runs' samples)."""
+    ok = measurement_runs(every_run)
+    ok = ok[(ok["unit"] != "latency") & ok["world_size"].isna()]
+    ok = ok.astype({c: "object" for c in ok.columns if isinstance(ok[c].dtype, pd.CategoricalDtype)})
+    join = ["run_id", "machine_id", "workload_hash", "framework", "profile"]
+    cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "samples", "stable"]]
+    accel = ok[ok["device"] != "cpu"].drop(columns=["value", "lo", "hi"])
+    joined = accel.merge(cpu, on=join, suffixes=("", "_cpu"))
+    if joined.empty:
+        return joined.assign(value=pd.Series(dtype=float), lo=pd.Series(dtype=float), hi=pd.Series(dtype=float))
+    lo, hi = uncertainty.ratio_interval_columns(list(joined["samples_cpu"]), list(joined["samples"]))
+    return joined.assign(value=joined["median_s_cpu"] / joined["median_s"], lo=lo, hi=hi).reset_index(drop=True)
+
+
+def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
+    """A run's figure table with the interval the site shows for one run's figure (lo, hi: the within-run
+    interval widened by tau^2, uncertainty.single_run_interval), the within-run one kept as lo_within, hi_within."""
+    if runs.empty:
+        return runs.assign(lo_within=runs["lo"], hi_within=runs["hi"])
+    tau2 = spread.tau2_column(figure, runs["device"], runs["variant"])
+    lo, hi = uncertainty.single_run_interval(runs["value"], runs["lo"], runs["hi"], tau2)
+    return runs.assign(lo_within=runs["lo"], hi_within=runs["hi"], lo=lo, hi=hi)
+
+
+def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
+    """The frame's measurements with their interval as the site shows it: a row of one run (runs == 1) widened by
+    the measurement's tau^2 (uncertainty.single_run_interval); a row combining several runs as combine made it."""
+    if frame.empty:
+        return frame
+    single = frame["runs"].to_numpy() == 1
+    tau2 = np.where(single, spread.tau2_column(MEASUREMENT, frame["device"], frame["variant"]), 0.0)
+    lo, hi = uncertainty.single_run_interval(frame["median_s"], frame["ci_lo_s"], frame["ci_hi_s"], tau2)
+    return frame.assign(ci_lo_s=lo, ci_hi_s=hi)
+
+
+def note(spread: Between) -> str:
+    """What a page says of a single run's interval."""
+    if not spread.machines:
+        return (
+            "A figure from one run of a machine has its within-run 95% interval alone: no machine has several runs "
+            "to estimate the spread between runs from."
+        )
+    machines = f"{spread.machines} machine{'s' if spread.machines != 1 else ''}"
+    return (
+        "A figure from one run of a machine: its 95% interval includes the spread between runs of one machine, "
+        f"estimated from {machines} with several runs."
+    )

@@ -1,0 +1,148 @@
+"""The between-run component (site_builder.analyses.between): its estimator recovers a known variance, is zero where
+runs agree and is deterministic; a single run's interval is widened by it, on the site's pages and open data."""
+
+from __future__ import annotations
+
+import math
+from datetime import timedelta
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from site_builder import opendata, uncertainty
+from site_builder.analyses import between
+from site_builder.collect import Collector
+from site_builder.site import Site
+from tests.conftest import make_measurement, make_result
+
+
+def synthetic(tau: float, se: float, groups: int = 400, runs: int = 3, seed: int = 1) -> pd.DataFrame:
+    """Runs of `groups` figures: each figure's runs drawn around its own true value with between-run sd `tau`, each
+    run's own estimate off by its within-run sd `se` and carrying a 95% interval of that sd."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(groups):
+        truth = rng.normal(0.0, 1.0)
+        for j in range(runs):
+            y = truth + rng.normal(0.0, tau) + rng.normal(0.0, se)
+            half = uncertainty.Z95 * se
+            rows.append(
+                {
+                    "machine_id": f"m{g % 7}",
+                    "benchsite_version": "1.0",
+                    "profile": "quick",
+                    "workload_hash": f"h{g}",
+                    "framework": "torch",
+                    "device": "cpu" if g % 2 else "cuda",
+                    "run_id": f"r{j}",
+                    "variant": "tuned" if g % 3 else "as-written",
+                    "value": math.exp(y),
+                    "lo": math.exp(y - half),
+                    "hi": math.exp(y + half),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_estimator_recovers_a_known_between_run_variance():
+    for tau in (0.05, 0.15, 0.3):
+        found = between.estimate(synthetic(tau, se=0.03))
+        assert found.groups == 400 and found.runs == 1200 and found.machines == 7
+        assert abs(found.within - 0.03**2) < 1e-12  # W: each run's own interval gives se back
+        assert abs(found.tau - tau) < 0.15 * tau, (tau, found.tau)
+
+
+def test_the_estimator_is_zero_where_runs_agree_within_their_own_noise():
+    assert between.estimate(synthetic(0.0, se=0.05)).tau2 < 0.05**2 * 0.2  # the floor of V - W: near 0
+    table = synthetic(0.2, se=0.05)
+    table["value"] = table.groupby("workload_hash")["value"].transform("first")  # every run the same figure
+    assert between.estimate(table).tau2 == 0.0
+
+
+def test_the_estimator_is_deterministic_and_ignores_row_order():
+    table = synthetic(0.1, se=0.02)
+    first = between.estimate_all(table, table.iloc[:0])
+    again = between.estimate_all(table.sample(frac=1.0, random_state=3), table.iloc[:0])
+    assert first.components.keys() == again.components.keys()
+    for key, component in first.components.items():
+        assert math.isclose(component.tau2, again.components[key].tau2, rel_tol=1e-12, abs_tol=1e-15)
+    assert set(first.components) >= {("measurement", "all", "all"), ("measurement", "cpu", "tuned")}
+
+
+def test_a_group_of_one_run_or_runs_without_an_interval_estimate_nothing():
+    table = synthetic(0.2, se=0.02, runs=1)
+    assert between.estimate(table) == between.NONE
+    table = synthetic(0.2, se=0.02)
+    table[["lo", "hi"]] = np.nan
+    assert between.estimate(table) == between.NONE
+
+
+def test_a_speedup_with_no_group_of_its_own_takes_its_two_sides_variance():
+    spread = between.Between(
+        {
+            ("measurement", "all", "all"): between.Component(0.03, 2, 4, 1, 0.031, 0.001),
+            ("measurement", "cpu", "tuned"): between.Component(0.01, 1, 2, 1, 0.011, 0.001),
+            ("measurement", "accelerator", "tuned"): between.Component(0.02, 1, 2, 1, 0.021, 0.001),
+        },
+        1,
+    )
+    assert math.isclose(spread.tau2("speedup", "cuda", "tuned"), 0.03)
+    assert spread.tau2("measurement", "cuda", "as-written") == 0.03  # no group of its own: the figure's over all
+
+
+def test_single_run_interval_adds_tau_on_the_log_scale():
+    se, tau = 0.02, 0.1
+    lo, hi = uncertainty.single_run_interval([2.0], [2.0 * math.exp(-1.96 * se)], [2.0 * math.exp(1.96 * se)], tau**2)
+    half = math.log(hi[0] / lo[0]) / 2
+    assert math.isclose(half, uncertainty.Z95 * math.sqrt((1.96 / uncertainty.Z95 * se) ** 2 + tau**2), rel_tol=1e-9)
+    same = uncertainty.single_run_interval([2.0], [1.9], [2.2], 0.0)
+    assert (same[0][0], same[1][0]) == (1.9, 2.2)  # no between-run variance: the run's own interval
+    none = uncertainty.single_run_interval([2.0], [np.nan], [np.nan], tau**2)
+    assert np.isnan(none[0][0]) and np.isnan(none[1][0])  # no within-run interval: none
+    lopsided = uncertainty.single_run_interval([2.0], [1.0], [2.01], 0.001)
+    assert lopsided[0][0] == 1.0 and lopsided[1][0] > 2.01  # never narrower than the run's own on either side
+
+
+def _run(result, day: int, run_id: int):
+    run = result.run.model_copy(
+        update={"id": f"{run_id:032x}", "started_at": result.run.started_at + timedelta(days=day)}
+    )
+    return result.model_copy(update={"run": run})
+
+
+def _pair(cpu_s: float, gpu_s: float) -> list:
+    return [
+        make_measurement(device="cpu", median_s=cpu_s),
+        make_measurement(device="cuda", device_name="NVIDIA H100", median_s=gpu_s),
+    ]
+
+
+def test_a_single_run_is_widened_by_the_spread_between_another_machines_runs():
+    """Machine A ran twice (its CPU 20% apart, its speedups too); machine B once: B's measurement and speedup
+    intervals hold the between-run variance A's runs show, and the open data's per-run rows carry them."""
+    collector = Collector()
+    for day, (cpu_s, gpu_s) in enumerate([(0.010, 0.002), (0.012, 0.002)]):
+        collector.add(Path(f"a{day}"), _run(make_result(_pair(cpu_s, gpu_s), label="A"), day, day + 1))
+    single = _run(make_result(_pair(0.011, 0.002), label="B"), 0, 9)
+    collector.add(Path("b"), single)
+    site = Site.from_collector(collector, [])
+    tau2 = site.spread.tau2("measurement", "cpu", "tuned")
+    assert tau2 > 0.005 and site.spread.machines == 1
+    b = single.machine.id
+    row = site.frame[(site.frame["machine_id"] == b) & (site.frame["device"] == "cpu")].iloc[0]
+    own = single.measurements[0].ci95_s
+    se = math.log(own[1] / own[0]) / (2 * uncertainty.Z95)
+    half = math.log(row["ci_hi_s"] / row["ci_lo_s"]) / 2
+    assert math.isclose(half, uncertainty.Z95 * math.sqrt(se**2 + tau2), rel_tol=1e-6)
+    speedup = site.speedups[site.speedups["machine_id"] == b].iloc[0]
+    within = uncertainty.ratio_interval_columns([single.measurements[0].samples_s], [single.measurements[1].samples_s])
+    assert math.log(speedup["speedup_hi"] / speedup["speedup_lo"]) > math.log(within[1][0] / within[0][0]) + 0.1
+    # the open data: one row per run beside the machine's, the single run's the same interval as its machine's
+    table = opendata.speedups_table(site)
+    runs = opendata.speedup_run_rows(site)
+    assert set(table["level"]) == {"machine"} and set(runs["level"]) == {"run"} and len(runs) == 3
+    mine = runs[runs["machine_id"] == b].iloc[0]
+    assert math.isclose(mine["speedup_lo"], speedup["speedup_lo"]) and mine["run_id"] == f"{9:032x}"
+    measured = pd.concat(list(opendata.measurement_blocks(site)))
+    assert (measured["level"] == "run").sum() == 6 and (measured["level"] == "machine").sum() == 4
