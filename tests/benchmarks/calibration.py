@@ -1,6 +1,7 @@
 """Are the 95% intervals calibrated? How often another run's figure of the same point lands inside a run's interval.
 
-    python tests/benchmarks/calibration.py [RESULTS_DIR] [--interval file|rules|site] [--site-data DIR] [--json]
+    python tests/benchmarks/calibration.py [RESULTS_DIR] [--interval file|rules|site-rules|site]
+        [--tau leave-one-out|all] [--site-data DIR] [--json]
 
 A run's 95% interval of a figure says where that figure would fall if the run were done again. So, over the committed
 results, take every two runs of one machine that measured the same thing and ask whether the second run's figure lies
@@ -46,6 +47,11 @@ Where the intervals come from is pluggable (`--interval`, one function each in I
 - rules: the file's intervals under the site's rules for one run: a measurement's through
   runner.results.intervals.interval_or_none, a speedup's through site_builder.uncertainty.ratio_interval_columns (none
   of no width, none where a side has none).
+- site-rules: the rules' intervals as the site gives a figure of one run: widened by the between-run variance
+  (site_builder.uncertainty.single_run_interval, tau^2 of site_builder.analyses.between by figure, device class and
+  loop), tau estimated leave-one-machine-out (`--tau leave-one-out`, the default: the pairs of a machine are judged
+  by a width its own runs did not set) or from every machine (`--tau all`, as the site estimates it: then the
+  figures are the site's per-run rows', `--interval site`).
 - site: the per-run rows (`level == "run"`) of a built site's open data (`--site-data`, the site's data/ folder):
   measurements.parquet (or measurements.csv) with run_id, benchsite_version, machine_id, workload_hash, framework,
   device, variant, median_s and its interval (ci_lo_s / ci_hi_s), and speedups.csv with the same keys and speedup,
@@ -74,6 +80,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from runner.results import intervals
 from runner.results.storage import load
 from site_builder import uncertainty
+from site_builder.analyses import between
 from site_builder.load import load_results
 
 GOAL_COVERAGE = 0.90
@@ -273,9 +280,45 @@ def site_intervals(args: argparse.Namespace) -> Figures:
     return Figures(m.reset_index(drop=True), s.reset_index(drop=True), source)
 
 
+def spread_of(figures: Figures, leave_out: str | None = None) -> between.Between:
+    """The between-run component (site_builder.analyses.between) estimated from the figures' runs, without the
+    runs of machine `leave_out`."""
+    m, s = figures.measurements, figures.speedups
+    if leave_out is not None:
+        m, s = m[m["machine_id"] != leave_out], s[s["machine_id"] != leave_out]
+    return between.estimate_all(m, s)
+
+
+def site_rule_intervals(args: argparse.Namespace) -> Figures:
+    """The intervals the site gives a figure of one run: the rules' within-run interval widened by the between-run
+    variance (uncertainty.single_run_interval), tau estimated from the other machines' runs (--tau leave-one-out,
+    the default: a machine's own runs never set the width its pairs are judged by) or from every machine's (--tau
+    all, as the site estimates it)."""
+    figures = file_intervals(args, rules=True)
+    tables = {between.MEASUREMENT: figures.measurements, between.SPEEDUP: figures.speedups}
+    machines = sorted(set().union(*(set(t["machine_id"]) for t in tables.values() if len(t))))
+    spreads = {m: spread_of(figures, m if args.tau == "leave-one-out" else None) for m in machines}
+    out = {}
+    for figure, table in tables.items():
+        if table.empty:
+            out[figure] = table
+            continue
+        tau2 = np.array(
+            [
+                spreads[m].tau2(figure, d, v)
+                for m, d, v in zip(table["machine_id"], table["device"], table["variant"], strict=True)
+            ]
+        )
+        lo, hi = uncertainty.single_run_interval(table["value"], table["lo"], table["hi"], tau2)
+        out[figure] = table.assign(lo=lo, hi=hi, tau=np.sqrt(tau2))
+    source = f"{figures.source}; tau {args.tau}"
+    return Figures(out[between.MEASUREMENT], out[between.SPEEDUP], source)
+
+
 INTERVALS: dict[str, Callable[[argparse.Namespace], Figures]] = {
     "file": file_intervals,
     "rules": lambda args: file_intervals(args, rules=True),
+    "site-rules": site_rule_intervals,
     "site": site_intervals,
 }
 
@@ -458,6 +501,12 @@ def main() -> None:
         "--interval", choices=sorted(INTERVALS), default="file", help="where each run's interval comes from"
     )
     parser.add_argument("--site-data", help="--interval site: a built site's data/ folder")
+    parser.add_argument(
+        "--tau",
+        choices=["leave-one-out", "all"],
+        default="leave-one-out",
+        help="--interval site-rules: the between-run variance from the other machines' runs, or from every machine's",
+    )
     parser.add_argument(
         "--speedup-group",
         choices=sorted(SPEEDUP_GROUPS),
