@@ -11,6 +11,7 @@ two modules together), has no cycle, and the layers import only downward:
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -125,39 +126,30 @@ def test_no_module_imports_itself_back():
     )
 
 
-def test_the_site_builder_imports_no_measuring_code_and_no_framework():
+def wrong_imports(layer: tuple[str, ...], allowed: Callable[[str], bool]) -> list[str]:
+    """Every import of a module under `layer` whose target `allowed` refuses, as 'module imports target'."""
     graph = import_graph()
-    wrong = sorted(
+    return sorted(
         f"{module} imports {target}"
         for module, targets in graph.items()
-        if module.startswith("site_builder")
+        if under(module, layer)
         for target in targets
-        if under(target, MEASURING)
+        if not allowed(target)
     )
+
+
+def test_the_site_builder_imports_no_measuring_code_and_no_framework():
+    wrong = wrong_imports(("site_builder",), lambda target: not under(target, MEASURING))
     assert not wrong, wrong
 
 
 def test_the_gate_imports_no_measuring_code_and_no_framework():
-    graph = import_graph()
-    wrong = sorted(
-        f"{module} imports {target}"
-        for module, targets in graph.items()
-        if under(module, ("runner.gate",))
-        for target in targets
-        if under(target, MEASURING)
-    )
+    wrong = wrong_imports(("runner.gate",), lambda target: not under(target, MEASURING))
     assert not wrong, wrong
 
 
 def test_the_result_format_imports_nothing_above_it():
-    graph = import_graph()
-    wrong = sorted(
-        f"{module} imports {target}"
-        for module, targets in graph.items()
-        if under(module, ("runner.results",))
-        for target in targets
-        if target != "runner" and not under(target, ("runner.results",))
-    )
+    wrong = wrong_imports(("runner.results",), lambda target: target == "runner" or under(target, ("runner.results",)))
     assert not wrong, wrong
 
 
@@ -173,14 +165,7 @@ ANALYSES_USE = (
 
 
 def test_the_analyses_compute_on_frames_and_read_nothing():
-    graph = import_graph()
-    wrong = sorted(
-        f"{module} imports {target}"
-        for module, targets in graph.items()
-        if under(module, ("site_builder.analyses",))
-        for target in targets
-        if target not in PACKAGES and not under(target, ANALYSES_USE)
-    )
+    wrong = wrong_imports(("site_builder.analyses",), lambda target: target in PACKAGES or under(target, ANALYSES_USE))
     assert not wrong, wrong
 
 
