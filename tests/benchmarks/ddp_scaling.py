@@ -1,4 +1,4 @@
-"""Which DistributedDataParallel settings let the tuned (bf16) BERT-base step scale to 2 GPUs? (issue 13)
+"""Which DistributedDataParallel settings let the tuned (bf16) BERT-base step scale to 2 GPUs?
 
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1 \\
         python tests/benchmarks/ddp_scaling.py [--device cuda] [--worlds 1 2] [--rounds 2] [--seconds 3]
@@ -13,7 +13,7 @@ over the run hits them alike. Prints, per preset, the median step at each world 
 t(1) / t(N) of each round and their median, and the N-process step against the baseline preset's (the loop as
 the suite has it). After each measurement, 20 more steps are timed on the host, launch by launch: where the
 host's launching takes as long as the step (host/step near 1), the step is bound by the host, not the GPUs.
-Target (issue 13): >= 90% at 2 GPUs for the tuned loop. Each instance starts its processes and compiles (on
+Target: >= 90% at 2 GPUs for the tuned loop. Each instance starts its processes and compiles (on
 2 x H200, 13 instances took about 9 minutes): pass --preset to pick a few. Not part of the test run.
 """
 

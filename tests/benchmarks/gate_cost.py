@@ -6,7 +6,7 @@ Generates --files result files as tests/benchmarks/site_scale.py does (in a temp
 results/), then times `python -m runner validate` over them twice in fresh processes: with this tree's code and
 with the baseline revision's (checked out in a temporary git worktree). Prints a table: code, wall seconds,
 files per second, peak RSS, problems found, and the ratio to the baseline. The baseline default is the commit
-before issue 12's recomputation (statistics, suite figures, machine ids, replays) was added. Not part of the
+before the gate's recomputation (statistics, suite figures, machine ids, replays) was added. Not part of the
 test run.
 """
 

@@ -7,7 +7,7 @@ one worker, with each tree's `tests/benchmarks/site_scale.py` and its runner (th
 temporary git worktree), the order swapped every round. It checks that both trees wrote byte-identical files (a
 quicker generator that changes a file is not a quicker generator) and prints milliseconds per file for each tree,
 the median over rounds, and their ratio, with what 100,000 files would take on this machine's cores at that rate.
-Generation is the first hour of the 100,000-file measurement of issue 31 on the 2-core VM. Not part of the test run.
+Generation is the first hour of the 100,000-file measurement on the 2-core VM. Not part of the test run.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ Then, each in a fresh process:
   build, and `--incremental-only` runs this one later on the folder `--work` kept.
   The build parses with one process per CPU (site_builder.load); the parse baseline is one process, so on a
   machine with more cores the ratio flatters the build more. All are wall times.
-Reports wall time, peak RSS (from wait4), the largest page, cold/parse and added/cold. Targets (issue 31): cold
+Reports wall time, peak RSS (from wait4), the largest page, cold/parse and added/cold. Targets: cold
 build <= 3x parse at 10,000 files, one file added <= 25% of a cold build, peak memory < 2 GiB at 10,000 files and
 < 8 GiB at 100,000. Not part of the test run.
 """

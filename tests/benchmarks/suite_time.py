@@ -8,7 +8,7 @@ measurement, the equivalence check, every measurement) into a temporary folder, 
 of each phase, the measuring summed per framework and per workload, and which measurements stopped at the
 time budget before converging. With --baseline REF the same command is run first from a git worktree of REF
 (an older commit: `benchsite run` through `python -m runner`) and the totals are printed side by side.
-Targets (issue 10): quick on a 2-core CPU with PyTorch, TensorFlow and JAX <= 300 s; standard on a machine with
+Targets: quick on a 2-core CPU with PyTorch, TensorFlow and JAX <= 300 s; standard on a machine with
 one GPU <= 900 s. Not part of the test run.
 """
 

@@ -8,7 +8,7 @@ measure_peaks), then times BERT-base training and inference steps, as-written (t
 host memory, eager) and tuned (bf16, resident batch, fused AdamW, torch.compile with CUDA graphs on GPUs),
 through the same timing engine and options as a measurement, side by side. Prints per point the median step,
 the achieved TFLOP/s (the suite's analytic FLOPs), the share of the measured peak and the tuned/as-written
-speedup. Targets (issue 10) on an H100/H200: training >= 35% of the bf16 peak at its best batch; inference at
+speedup. Targets on an H100/H200: training >= 35% of the bf16 peak at its best batch; inference at
 batch 8 <= 2 ms per step. Not part of the test run.
 """
 
