@@ -39,7 +39,7 @@ def _problems(tmp_path: Path, m: Measurement) -> list[str]:
 
 
 def test_a_run_records_the_twin_and_the_gate_refuses_an_edited_script_sample(tmp_path):
-    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.2, fidelity=True, fidelity_rounds=2)
+    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.2, fidelity=True, rounds=2)
     result, path = api.execute(plan)
     assert path is not None
     depth2, depth3 = sorted(result.measurements, key=lambda m: m.point["depth"])
@@ -47,7 +47,11 @@ def test_a_run_records_the_twin_and_the_gate_refuses_an_edited_script_sample(tmp
     f = depth2.fidelity
     assert f is not None and f.script == "seed_001.py" and f.rounds == 2
     assert f.args == ["--device", "cpu", "--depth", "2", "--n", "200"]
-    assert f.harness_s[0] == pytest.approx(statistics.fmean(depth2.samples_s), rel=1e-12)
+    # the harness's side is the point's own two rounds, each its mean seconds per unit
+    assert len(depth2.rounds) == 2 and [r.process for r in depth2.rounds] == [0, 2]
+    first = depth2.rounds[0].samples
+    rounds = [statistics.fmean(depth2.samples_s[:first]), statistics.fmean(depth2.samples_s[first:])]
+    assert f.harness_s == pytest.approx(rounds, rel=1e-12)
     assert all(u >= 1 for u in f.units)
     assert f.interval == "welch-log"
     assert f.ratio == pytest.approx(statistics.geometric_mean(f.harness_s) / statistics.geometric_mean(f.script_s))
@@ -57,9 +61,11 @@ def test_a_run_records_the_twin_and_the_gate_refuses_an_edited_script_sample(tmp
     data = yaml.safe_load(path.read_text())
     twin = next(m for m in data["measurements"] if m.get("fidelity"))["fidelity"]
     twin["script_s"][0] *= 0.8  # the script looks faster: the ratio no longer follows from the lists
+    twin["harness_s"][1] *= 1.1  # and the harness's round 2 is not the measurement's
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     wheres = [p.field for p in validate.validate([path], strict=True).errors]
     assert any(w.endswith("fidelity.ratio") for w in wheres), wheres
+    assert any(w.endswith("fidelity.harness_s") for w in wheres), wheres
 
 
 @pytest.mark.parametrize(
@@ -237,7 +243,7 @@ def test_a_twin_on_a_point_no_script_covers_is_refused(tmp_path):
 def test_a_script_that_fails_leaves_the_measurement_with_a_warning(tmp_path, monkeypatch):
     monkeypatch.setattr(fidelity, "SCRIPTS", tmp_path)
     (tmp_path / "seed_001.py").write_text("raise SystemExit('the transcription broke')\n")
-    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.1, fidelity=True, fidelity_rounds=2)
+    plan = cpu_torch_plan(tmp_path / "out", ["depth-sweep"], ["as-written"], 0.1, fidelity=True, rounds=2)
     result, _ = api.execute(plan)
     depth2 = next(m for m in result.measurements if m.point["depth"] == 2)
     assert depth2.status == "ok" and depth2.fidelity is None
@@ -289,23 +295,23 @@ def test_the_side_that_goes_first_alternates_round_by_round(tmp_path, monkeypatc
 
     monkeypatch.setattr(fidelity, "run_script", script)
     monkeypatch.setattr(executor, "run_cases", cases)
-    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, fidelity=True, fidelity_rounds=3)
+    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, fidelity=True, rounds=3)
     (group,) = plan.groups
     depth2 = next(m for m in api.measure_group(plan, group, api.Progress()) if m.point["depth"] == 2)
     assert depth2.fidelity is not None and depth2.fidelity.rounds == 3
-    # depth 2's point and its three rounds, then depth 3's point (untwinned)
-    assert order == ["harness", "script", "script", "harness", "harness", "script", "harness"]
+    # each round: depth 2's process and its script (which first alternating by round), then depth 3's (untwinned)
+    assert order == [
+        *("harness", "script", "harness"),
+        *("script", "harness", "harness"),
+        *("harness", "script", "harness"),
+    ]
+    assert [r.process for r in depth2.rounds] == [0, 2, 4]
     assert [fidelity.script_first(r) for r in range(4)] == [False, True, False, True]
-
-
-@pytest.mark.parametrize(("side_s", "rounds"), [(0.5, 3), (6.0, 2), (40.0, 2)])
-def test_long_units_take_fewer_rounds(side_s, rounds):
-    assert fidelity.rounds_for(3, side_s) == rounds
 
 
 def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(tmp_path):
     def plan(twins: bool) -> api.Plan:
-        return cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.1, fidelity=twins, fidelity_rounds=2)
+        return cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.1, fidelity=twins, rounds=2)
 
     untwinned = plan(False)
     (group,) = untwinned.groups
@@ -322,9 +328,9 @@ def test_a_resumed_run_twins_what_the_interrupted_one_measured_but_did_not_twin(
     assert depth2.samples_s == done[group.indices[0]].samples_s  # the measurement kept, only its twin added
     assert journaled == [group.indices[0]]
     given_up = {i: m.model_copy(update={"warnings": ["fidelity twin not recorded: broke"]}) for i, m in done.items()}
-    from runner.api.twins import untwinned as twins_due
+    from runner.api.twins import TwinRounds
 
-    assert twins_due(resumed, group, given_up) == []
+    assert not any(TwinRounds(resumed, group).wanted(i, m) for i, m in given_up.items())
 
 
 def test_a_file_twinned_by_an_earlier_release_of_a_script_stays_valid_and_an_unknown_script_does_not(

@@ -24,9 +24,9 @@ def _phases(tmp_path, monkeypatch, variants):
 
 def test_as_written_torch_points_each_run_in_a_fresh_unfrozen_interpreter(tmp_path, monkeypatch):
     entries = _phases(tmp_path, monkeypatch, ["as-written"])
-    assert len(entries) == 2  # the tiny depth sweep: depths 2 and 3
+    assert len(entries) == 2 * 3  # the tiny depth sweep: depths 2 and 3, three rounds each
     assert all(e["seed_process"] and e["frozen"] == 0 for e in entries), entries
-    assert len({e["pid"] for e in entries}) == 2  # a process per point
+    assert len({e["pid"] for e in entries}) == 2 * 3  # a process per point and round
     # its standard streams as the script has them: the events on stdout itself, nothing redirected
     assert not any(e["stdout_redirected"] for e in entries), entries
 
@@ -35,9 +35,9 @@ def test_as_written_torch_points_each_run_in_a_fresh_unfrozen_interpreter(tmp_pa
 def test_tuned_points_share_a_forked_child_with_a_frozen_heap(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHSITE_FORK_SERVER", raising=False)
     entries = _phases(tmp_path, monkeypatch, ["tuned"])
-    assert len(entries) == 2
+    assert len(entries) == 2 * 3
     assert all(not e["seed_process"] and e["frozen"] > 0 for e in entries), entries
-    assert len({e["pid"] for e in entries}) == 1
+    assert len({e["pid"] for e in entries}) == 3  # one forked child a round
     assert all(e["stdout_redirected"] for e in entries), entries  # stray prints kept off the protocol
 
 

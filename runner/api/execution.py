@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import tempfile
 import uuid
 from collections.abc import Callable
@@ -14,11 +15,12 @@ from typing import Any
 from runner import SUITE_VERSION, __version__
 from runner.api.ahead import ahead_children, compile_ahead, compile_cache
 from runner.api.checks import run_equivalence, run_peaks, run_selftests
-from runner.api.group import measure_group
+from runner.api.group import GroupRounds, finish_group, measure_round, next_process
 from runner.api.options import PlanError
 from runner.api.output import default_output
 from runner.api.plan import Plan, Progress, clocked
 from runner.api.resume import open_journal
+from runner.api.rounds import paired_sets
 from runner.measure import executor, journal
 from runner.results.schema import (
     SCHEMA_VERSION,
@@ -118,19 +120,37 @@ def _measure(
         measured.equivalence = phase(
             "equivalence", resume.equivalence if resume else None, lambda: run_equivalence(plan, progress)
         )
-    for group in plan.groups:
-        key = journal.group_key(group.framework, group.device, group.workload.id, group.variant)
-        done = resume.measurements.get(key, {}) if resume else {}
+    kept = resume.measurements if resume else {}
+    processes = itertools.count(next_process(m for done in kept.values() for m in done.values()))
+    for groups in paired_sets(plan.groups):
+        # a framework, workload and loop on every device: round by round, CPU then accelerator (runner.api.rounds)
+        states, records = [], []
+        for group in groups:
+            key = journal.group_key(group.framework, group.device, group.workload.id, group.variant)
+            done = kept.get(key, {})
 
-        def record(index: int, m: Measurement, key: str = key) -> None:
-            if log is not None:
-                log.measurement(key, index, m)
+            def record(index: int, m: Measurement, key: str = key) -> None:
+                if log is not None:
+                    log.measurement(key, index, m)
 
-        if ahead_children(plan, group, len(group.indices)):
-            with clocked(phases, f"compile ahead {group.framework} {group.workload.id}"):
-                compile_ahead(plan, group, progress, done)
-        with clocked(phases, f"measure {group.framework} {group.workload.id}"):
-            measured.measurements.extend(measure_group(plan, group, progress, done, record, measured.peaks))
+            if ahead_children(plan, group, len(group.indices)):
+                with clocked(phases, f"compile ahead {group.framework} {group.workload.id}"):
+                    compile_ahead(plan, group, progress, done)
+            states.append(GroupRounds(plan, group, measured.peaks, done))
+            records.append(record)
+        try:
+            for round_ in range(max(plan.rounds_of(g) for g in groups)):
+                for state, record in zip(states, records, strict=True):
+                    with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
+                        measure_round(state, round_, progress, record, processes)
+        except (executor.Interrupted, KeyboardInterrupt):
+            # the rounds that finished are written (an interrupted run's file keeps what it measured)
+            for state in states:
+                measured.measurements.extend(state.done[i] for i in state.group.indices if i in state.done)
+            raise
+        for state, record in zip(states, records, strict=True):
+            with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
+                measured.measurements.extend(finish_group(state, progress, record))
 
 
 def _result_file(plan: Plan, run_id: str, started: datetime, measured: _Measured) -> ResultFile:

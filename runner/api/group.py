@@ -1,20 +1,40 @@
-"""Measuring a group: its cases in one child process (or a fresh one a point, for a seed's loop), each point a seed
-script covers followed by its twin, every measurement told to the journal as it finishes."""
+"""Measuring a group: its cases in one child process a round (or a fresh one a point and round, for a seed's loop),
+each point a seed script covers with its twin's script run beside each of its rounds, every measurement told to the
+journal as each round ends (runner.api.rounds)."""
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
 
+from runner import fidelity
 from runner.api.plan import Group, Plan, Progress
 from runner.api.pools import GroupSpares
-from runner.api.twins import untwinned, with_twin
+from runner.api.rounds import due, merged, round_budget
+from runner.api.twins import TwinRounds
 from runner.measure import executor, protocol
 from runner.results.schema import DevicePeak, Measurement
 from runner.workloads import Case
+
+
+@dataclass
+class GroupRounds:
+    """A group's measurements as its rounds add to them (by position in the workload's list), and its twins."""
+
+    plan: Plan
+    group: Group
+    peaks: list[DevicePeak] | None = None
+    done: dict[int, Measurement] = field(default_factory=dict)
+    twins: TwinRounds | None = None
+
+    def __post_init__(self) -> None:
+        self.done = dict(self.done)
+        self.twins = TwinRounds(self.plan, self.group)
 
 
 def measure_group(
@@ -25,25 +45,54 @@ def measure_group(
     on_measured: Callable[[int, Measurement], None] = lambda index, m: None,
     peaks: list[DevicePeak] | None = None,
 ) -> list[Measurement]:
-    """Measure the group's cases in one child process. `done`: cases an interrupted run finished (by index),
-    kept and not measured again; `on_measured` is told each new measurement as it finishes (the journal);
-    `peaks`, the run's matrix-product peaks, bound how short a unit can be (runner.measure.worker.SweepCeiling)."""
-    done = done or {}
-    if done:
-        for case, index in zip(group.cases, group.indices, strict=True):
-            if index in done:
-                progress.case_finished(group, case, done[index])
-        if all(index in done for index in group.indices) and not untwinned(plan, group, done):
-            return [done[i] for i in group.indices]
+    """Measure the group's cases in all their rounds, one after another (a run alternates the rounds of a point's
+    devices instead: runner.api.execution). `done`: what an interrupted run finished (by index), kept and not
+    measured again; `on_measured` is told each measurement as each round ends (the journal); `peaks`, the run's
+    matrix-product peaks, bound how short a unit can be (runner.measure.worker.SweepCeiling)."""
+    state = GroupRounds(plan, group, peaks, done or {})
+    processes = itertools.count(next_process(state.done.values()))
+    for round_ in range(plan.rounds_of(group)):
+        measure_round(state, round_, progress, on_measured, processes)
+    return finish_group(state, progress, on_measured)
+
+
+def next_process(done: Iterable[Measurement]) -> int:
+    """The number the run's next measuring process takes: after every round an interrupted run recorded."""
+    return 1 + max((r.process for m in done for r in m.rounds), default=-1)
+
+
+def measure_round(
+    state: GroupRounds,
+    round_: int,
+    progress: Progress,
+    on_measured: Callable[[int, Measurement], None],
+    processes: Iterator[int],
+) -> None:
+    """One round of the group: each point still due (runner.api.rounds.due) in a process of its own (a seed's loop)
+    or all of them in one, its twin's script beside it (which side first alternating by round), each point's
+    measurement with this round added told to `on_measured`."""
+    plan, group = state.plan, state.group
+    assert state.twins is not None
     if group.skip_reason:
-        return _skipped(group, progress, on_measured)
-    job = _job(plan, group, peaks, done)
-    measurements: dict[int, Measurement] = dict(done)
-    by_index = {i: case for i, case in zip(group.indices, group.cases, strict=True) if i not in done}
+        if round_ == 0:
+            for index, m in _skipped(group, state.done).items():
+                state.done[index] = m
+                on_measured(index, m)
+        return
+    indices = due(group, state.done, round_)
+    if not indices:
+        return
+    rounds = plan.rounds_of(group)
+    if rounds > 1:
+        progress.note(
+            f"Round {round_ + 1} of {rounds}: {group.workload.id} {group.variant} {group.framework}/{group.device}"
+        )
+    job = _job(plan, group, state.peaks, state.done, round_)
+    by_index = {i: group.case(i) for i in indices}
+    process = [0]
 
     def on_event(event: dict[str, Any]) -> None:
-        kind = event.get("event")
-        index = event.get("index")
+        kind, index = event.get("event"), event.get("index")
         if index not in by_index:
             return
         case = by_index[index]
@@ -52,55 +101,75 @@ def measure_group(
         elif kind == "progress":
             progress.case_progress(group, case, event["samples"], event["elapsed"])
         elif kind == "result":
-            m = _measurement_of(plan, group, case, event)
-            measurements[index] = m
+            m = merged(state.done.get(index), _measurement_of(plan, group, case, event), process[0], rounds)
+            state.done[index] = m
             on_measured(index, m)
-            progress.case_finished(group, case, m)
 
-    # A seed's loop runs a process per point anyway: its twin, where it has one, follows each point at once, so that
-    # the rounds of both sides are taken close together.
-    batches = [[i] for i in by_index] if job["seed_process"] else [list(by_index)]
-    due = untwinned(plan, group, done)
-    spare_pools = GroupSpares(plan, group, job, [i for b in batches for i in b] + due)
-
-    def twin(index: int) -> None:
-        twinned = with_twin(plan, group, job, index, measurements.get(index), progress, spare_pools)
-        if twinned is not None:
-            measurements[index] = twinned
-            on_measured(index, twinned)  # the journal's later line for this point replaces the earlier one
-
+    # A seed's loop runs a process per point: its twin's script runs beside it, so both sides are taken together.
+    batches = [[i] for i in indices] if job["seed_process"] else [indices]
+    pools = GroupSpares(plan, group, job, indices)
+    script_first = fidelity.script_first(round_)
     try:
-        # A point an interrupted run measured but did not twin (the kill came during its rounds) gets its twin first.
-        for index in due:
-            twin(index)
         for batch in batches:
-            if batch:
-                # spares are on only where each batch is one point (a seed's group)
-                take = functools.partial(spare_pools.take_worker, batch[0])
-                executor.run_cases(job, batch, plan.timeout_s, on_event, take)
-            for index in batch:
-                twin(index)
+            if script_first:
+                for index in batch:
+                    state.twins.run(index, state.done.get(index), round_, pools, progress)
+            process[0] = next(processes)
+            # spares are on only where each batch is one point (a seed's group)
+            take = functools.partial(pools.take_worker, batch[0])
+            executor.run_cases(job, batch, plan.timeout_s, on_event, take)
+            if not script_first:
+                for index in batch:
+                    state.twins.run(index, state.done.get(index), round_, pools, progress)
     finally:
-        spare_pools.close()
-    return [measurements[i] for i in group.indices if i in measurements]
+        pools.close()
 
 
-def _skipped(group: Group, progress: Progress, on_measured: Callable[[int, Measurement], None]) -> list[Measurement]:
-    """The group's cases, each recorded as skipped with the group's skip reason."""
-    out = [_unmeasured(group, case, "-", status="skipped", skip_reason=group.skip_reason) for case in group.cases]
-    for case, index, m in zip(group.cases, group.indices, out, strict=True):
-        on_measured(index, m)
-        progress.case_finished(group, case, m)
+def finish_group(
+    state: GroupRounds, progress: Progress, on_measured: Callable[[int, Measurement], None]
+) -> list[Measurement]:
+    """The group's measurements once its rounds are done, twins attached, each told to the front end (and, where its
+    twin changed it, to the journal again: a later line for a point replaces the earlier one)."""
+    plan, group = state.plan, state.group
+    assert state.twins is not None
+    twinned = [i for i in group.indices if state.twins.wanted(i, state.done.get(i)) or i in state.twins.failed]
+    pools = GroupSpares(plan, group, _job(plan, group, state.peaks, state.done, 0), twinned) if twinned else None
+    try:
+        for index in twinned:
+            m = state.twins.finish(index, state.done[index], pools, progress)
+            if m is not state.done[index]:
+                state.done[index] = m
+                on_measured(index, m)
+    finally:
+        if pools is not None:
+            pools.close()
+    out = [state.done[i] for i in group.indices if i in state.done]
+    for index in group.indices:
+        if index in state.done:
+            progress.case_finished(group, group.case(index), state.done[index])
     return out
 
 
-def _job(plan: Plan, group: Group, peaks: list[DevicePeak] | None, done: dict[int, Measurement]) -> dict[str, Any]:
-    """What the group's measuring process is told: the group, the run's budget and options, the device's peaks, and
-    where an interrupted run left it."""
+def _skipped(group: Group, done: dict[int, Measurement]) -> dict[int, Measurement]:
+    """The group's cases not recorded yet, each recorded as skipped with the group's skip reason."""
+    return {
+        index: _unmeasured(group, case, "-", status="skipped", skip_reason=group.skip_reason)
+        for case, index in zip(group.cases, group.indices, strict=True)
+        if index not in done
+    }
+
+
+def _job(
+    plan: Plan, group: Group, peaks: list[DevicePeak] | None, done: dict[int, Measurement], round_: int
+) -> dict[str, Any]:
+    """What the group's measuring process is told: the group, the round's share of the run's budget (and the whole
+    budget, which bounds a sweep's units), the run's options, the device's peaks, and where an interrupted run left
+    it. Only the first round profiles a step's top operators."""
     job = {
         **plan.job(group, "measure"),
-        "budget_s": plan.budget_s,
-        "profile_ops": plan.options.profile_ops,
+        "budget_s": round_budget(plan, group),
+        "point_budget_s": plan.budget_s,
+        "profile_ops": plan.options.profile_ops and round_ == 0,
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
         "compile_cache": plan.compile_cache,
     }

@@ -46,7 +46,8 @@ class RunOptions:
     # time each point a seed script covers against that script, round by round (runner.fidelity); None: on for the
     # standard profile only
     fidelity: bool | None = None
-    fidelity_rounds: int = 3
+    # independent measuring processes a point is measured in (runner.api.rounds); a twin's script runs once a round
+    rounds: int = 3
     command: str = "benchsite run"
 
     @property
@@ -183,16 +184,18 @@ class RunArgs:
         ),
         Use("fidelity", recorded=11),
     ] = None
-    fidelity_rounds: Annotated[
+    rounds: Annotated[
         int,
         typer.Option(
-            "--fidelity-rounds",
-            help="Rounds of the fidelity twin (one script run and one measurement each; round 1's measurement is "
-            "the one in the file). More rounds narrow the ratio's interval; two is the least it has one.",
-            min=2,
+            "--rounds",
+            help="Independent processes each point is measured in (on a machine with an accelerator the CPU's and "
+            "the accelerator's alternate, round by round); a point's interval and a speedup's come from its rounds, "
+            "and a fidelity twin's script runs once a round. The time budget is shared among the rounds. Two is the "
+            "least that gives an interval.",
+            min=1,
             max=50,
         ),
-        Use("fidelity_rounds", recorded=12, unless_default=True),
+        Use("rounds", recorded=12, unless_default=True),
     ] = 3
     no_equivalence: Annotated[
         bool,

@@ -106,6 +106,13 @@ class Plan:
     def total(self) -> int:
         return sum(len(g.cases) for g in self.groups)
 
+    def rounds_of(self, group: Group) -> int:
+        """How many rounds (independent processes) the group's points are measured in (runner.api.rounds): the
+        run's --rounds, one for a streaming workload."""
+        if all(case.unit == "latency" for case in group.cases):
+            return 1
+        return self.options.rounds
+
     def job(self, group: Group, kind: str) -> dict[str, Any]:
         """What every child process working for the group is told first (a measuring process, a compile-ahead
         child): the kind of job, the group and the run's profile."""

@@ -17,27 +17,24 @@ SPARES_ENV = "BENCHSITE_SPARES"
 
 class GroupSpares:
     """The group's spare interpreters (runner.measure.spares), where its points each run in a fresh one: the
-    measuring processes (one per point, and one per twin round after the first) and the twins' scripts (one per
-    round). Started a batch at a time, sized by what the group still needs. Off with BENCHSITE_SPARES=0, and for
-    every other group (those fork their framework's server)."""
+    measuring processes (one per point and round) and the twins' scripts (one per point and round). Started a
+    batch at a time, sized by what the group's round needs. Off with BENCHSITE_SPARES=0, and for every other group
+    (those fork their framework's server)."""
 
     def __init__(self, plan: Plan, group: Group, job: dict[str, Any], indices: list[int]):
         self.on = bool(job["seed_process"]) and os.environ.get(SPARES_ENV, "1") != "0"
         twinned = [i for i in indices if plan.options.twins and group.twin(i) is not None]
-        rounds = plan.options.fidelity_rounds
         # What each point imports before its loop in any case (a transformer point: its model family's module too).
-        # Upper bounds of how many measuring processes will want each (a point with long units takes fewer twin
-        # rounds) size the batches.
+        # A pool serves one round of the group: a process per point, a script per twinned point.
         self.imports = {i: protocol.seed_imports(group.workload.id, group.case(i).config) for i in indices}
         expected = Counter(self.imports[i] for i in indices)
-        expected.update(self.imports[i] for i in twinned for _ in range(rounds - 1))
         self.workers = {
             imports: spares.Pool(spares.worker_argv(group.framework, imports), expected=count)
             for imports, count in expected.items()
         }
         twin = group.twin(twinned[0]) if twinned else None  # a group's points are one seed's
         scripts = spares.script_argv(*(twin.imports if twin else fidelity.SCRIPT_IMPORTS))
-        self.scripts = spares.Pool(scripts, expected=len(twinned) * rounds)
+        self.scripts = spares.Pool(scripts, expected=len(twinned))
         # every kind starts beside the others (the scripts' first, as a twin follows its point): one wait, not several
         pools = [self.scripts, *self.workers.values()]
         for pool in pools:

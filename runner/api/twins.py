@@ -1,105 +1,94 @@
-"""The fidelity twin of a point a seed script covers (runner.fidelity): rounds that alternate the harness's
-measurement and the seed's own script, each in a fresh interpreter, into the measurement's `fidelity` block."""
+"""The fidelity twin of a point a seed script covers (runner.fidelity): the seed's own script, run in a fresh
+interpreter once a round beside the point's own rounds (runner.api.rounds), into the measurement's `fidelity` block.
+The harness's side is the point's rounds themselves: the twin adds the script's processes only."""
 
 from __future__ import annotations
 
-import functools
 import time
-from typing import Any
+from dataclasses import dataclass, field
 
 from runner import fidelity
 from runner.api.plan import Group, Plan, Progress
 from runner.api.pools import GroupSpares
-from runner.measure import executor, protocol
+from runner.measure import protocol
 from runner.results import privacy
 from runner.results.schema import Measurement
 
 
-def untwinned(plan: Plan, group: Group, done: dict[int, Measurement]) -> list[int]:
-    """Points an interrupted run measured whose twin is due but was not recorded (nor given up on)."""
-    if not plan.options.twins:
-        return []
-    return [
-        index
-        for index, m in done.items()
-        if m.status == "ok"
-        and m.fidelity is None
-        and not any(w.startswith("fidelity twin not recorded") for w in m.warnings)
-        and index in group.indices
-        and fidelity.twin_for(
-            group.workload.id,
-            group.variant,
-            m.point,
-            group.case(index).config,
-            group.framework,
-            group.device,
+def harness_rounds(m: Measurement) -> list[float]:
+    """The harness's side of the point's twin: its rounds (runner.fidelity.harness_rounds)."""
+    return fidelity.harness_rounds(list(m.samples_s), [r.samples for r in m.rounds])
+
+
+@dataclass
+class TwinRounds:
+    """A group's twin scripts over its rounds: per point, the script's seconds per unit so far and the units each
+    run timed, or why the twin was given up."""
+
+    plan: Plan
+    group: Group
+    script_s: dict[int, list[float]] = field(default_factory=dict)
+    units: dict[int, int] = field(default_factory=dict)
+    failed: dict[int, str] = field(default_factory=dict)
+
+    def wanted(self, index: int, m: Measurement | None) -> bool:
+        return (
+            self.plan.options.twins
+            and self.plan.rounds_of(self.group) >= fidelity.MIN_ROUNDS
+            and m is not None
+            and m.status == "ok"
+            and bool(m.samples_s)
+            and m.fidelity is None
+            and not any(w.startswith("fidelity twin not recorded") for w in m.warnings)
+            and index not in self.failed
+            and self.group.twin(index) is not None
         )
-        is not None
-    ]
+
+    def run(
+        self, index: int, m: Measurement | None, round_: int, pools: GroupSpares | None, progress: Progress
+    ) -> None:
+        """One script run for the point (its units fixed by its first round: about one round's budget of them, at
+        most fidelity.SIDE_S)."""
+        if not self.wanted(index, m):
+            return
+        assert m is not None
+        twin = self.group.twin(index)
+        assert twin is not None
+        if index not in self.units:
+            side_s = min(self.plan.budget_s / self.plan.rounds_of(self.group), fidelity.SIDE_S)
+            self.units[index] = fidelity.units_for(harness_rounds(m)[0], side_s)
+        progress.note(f"Fidelity twin {twin.script} for {_label(self.group, index)}: round {round_ + 1}")
+        try:
+            per_unit = _twin_script(twin, self.group.device, self.units[index], self.plan.timeout_s, pools, round_)
+        except fidelity.ScriptFailed as exc:
+            self.failed[index] = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
+            return
+        self.script_s.setdefault(index, []).append(per_unit)
+
+    def finish(self, index: int, m: Measurement, pools: GroupSpares | None, progress: Progress) -> Measurement:
+        """The measurement with its `fidelity` block, once its rounds are done: scripts an interrupted run did not
+        get to run now, one for each round without one; a twin that failed leaves a warning instead."""
+        if not self.wanted(index, m) and index not in self.failed:
+            return m
+        harness = harness_rounds(m)
+        while index not in self.failed and len(self.script_s.get(index, [])) < len(harness):
+            self.run(index, m, len(self.script_s.get(index, [])), pools, progress)
+        if index in self.failed:
+            return m.model_copy(update={"warnings": [*m.warnings, self.failed[index]]})
+        twin = self.group.twin(index)
+        assert twin is not None
+        script = self.script_s[index][: len(harness)]
+        block = fidelity.block(twin, self.group.device, harness, script, [self.units[index]] * len(script))
+        progress.note(
+            f"Fidelity {twin.script} for {_label(self.group, index)}: benchsite / script {block['ratio']:.3f} "
+            f"({block['ci95'][0]:.3f} .. {block['ci95'][1]:.3f}), {block['verdict']}"
+        )
+        return Measurement(**{**m.model_dump(), "fidelity": block})
 
 
-def with_twin(
-    plan: Plan,
-    group: Group,
-    job: dict[str, Any],
-    index: int,
-    m: Measurement | None,
-    progress: Progress,
-    pools: GroupSpares | None = None,
-) -> Measurement | None:
-    """The measurement with its `fidelity` block (runner.fidelity), where the run asks for twins and a seed script
-    covers the point; None otherwise. Rounds alternate: the harness (round 1 is `m` itself, later rounds measure the
-    point again in a fresh measuring process with a budget of fidelity.SIDE_S) and the script in a fresh
-    interpreter, timing about SIDE_S of units (at least one). A point with long units takes fewer rounds
-    (fidelity.rounds_for). A script or re-measurement that fails ends the twin with a warning on the measurement;
-    the measurement itself stands."""
-    if m is None or m.status != "ok" or not m.samples_s or not plan.options.twins:
-        return None
+def _label(group: Group, index: int) -> str:
     case = group.case(index)
-    twin = group.twin(index)
-    if twin is None:
-        return None
-    harness = [fidelity.mean_per_unit(m.samples_s)]
-    side_s = min(plan.budget_s, fidelity.SIDE_S)
-    units = fidelity.units_for(harness[0], side_s)
-    rounds = fidelity.rounds_for(plan.options.fidelity_rounds, (m.warmup_s or harness[0]) + units * harness[0])
-    again_job = {**job, "budget_s": side_s}
-    script: list[float] = []
-    label = " ".join([group.workload.id, *(f"{k}={v}" for k, v in case.point.items()), "on", group.device])
-    try:
-        for round_ in range(rounds):
-            progress.note(f"Fidelity twin {twin.script} for {label}: round {round_ + 1} of {rounds}")
-            script_first = fidelity.script_first(round_)
-            if script_first:
-                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools, round_))
-            if round_:
-                began = time.perf_counter()
-                again = executor.run_cases(
-                    again_job,
-                    [index],
-                    plan.timeout_s,
-                    lambda event: None,
-                    functools.partial(pools.take_worker, index) if pools else None,
-                )
-                _log_twin_side(twin, "harness", round_, began)
-                event = again.get(index, {})
-                if event.get("status") != "ok":
-                    raise fidelity.ScriptFailed(
-                        f"the harness's round {round_ + 1} did not measure: {event.get('error')}"
-                    )
-                harness.append(fidelity.mean_per_unit(event["measurement"]["samples_s"]))
-            if not script_first:
-                script.append(_twin_script(twin, group.device, units, plan.timeout_s, pools, round_))
-    except fidelity.ScriptFailed as exc:
-        warning = f"fidelity twin not recorded: {privacy.scrub(str(exc))}"[:4000]
-        return m.model_copy(update={"warnings": [*m.warnings, warning]})
-    block = fidelity.block(twin, group.device, harness, script, [units] * len(script))
-    twinned = Measurement(**{**m.model_dump(), "fidelity": block})
-    progress.note(
-        f"Fidelity {twin.script} for {label}: benchsite / script {block['ratio']:.3f} "
-        f"({block['ci95'][0]:.3f} .. {block['ci95'][1]:.3f}), {block['verdict']}"
-    )
-    return twinned
+    return " ".join([group.workload.id, *(f"{k}={v}" for k, v in case.point.items()), "on", group.device])
 
 
 def _twin_script(

@@ -6,9 +6,9 @@ from benchsite, times its loop after one warm-up unit and prints one JSON line, 
 ship with the runner so that every contributor's machine can run them.
 
 For an as-written point the twin covers (`twin_for`), a run with fidelity on alternates, round by round, the
-point's own measurement (a fresh measuring process, as `benchsite run` measures it; round 1 is the measurement in
-the file) and the script in a freshly started interpreter (`run_script`), which side first alternating from round
-to round (`script_first`), and records both lists in the
+point's own rounds (each a fresh measuring process, as `benchsite run` measures every point: runner.api.rounds) and
+the script in a freshly started interpreter (`run_script`), which side first alternating from round to round
+(`script_first`), and records both lists in the
 measurement's `fidelity` block. Both lists are the mean seconds per unit of a run, the statistic a script's own
 timing of N units gives. The ratio is the harness's geometric mean over the script's, and its 95% interval is
 Welch's on the logarithms (`INTERVAL`, "welch-log"): Student's t at the Satterthwaite degrees of freedom, so that
@@ -53,9 +53,7 @@ _BOOTSTRAP_STATE = random.Random(BOOTSTRAP_SEED).getstate()[1]  # the Mersenne T
 # Each side of a round after the first times about this long (or the run's budget, if shorter): the spread that
 # matters is between processes, which more rounds capture better than longer ones.
 SIDE_S = 1.0
-# A point's twin takes fewer rounds (never under MIN_ROUNDS) where its rounds would outlast this: seed 004's CPU
-# epoch of 10 to 40 s allows two. Welch's interval needs two rounds a side.
-POINT_BUDGET_S = 30.0
+# Welch's interval needs two rounds a side: a run of fewer rounds has no twin.
 MIN_ROUNDS = 2
 # The depths of seed 001's sweep that are twinned: the smallest (launch- and Python-bound), the middle and the
 # largest (compute-bound).
@@ -204,13 +202,6 @@ def run_script(twin: Twin, device: str, units: int, timeout_s: float, spare: Spa
     return per_unit
 
 
-def rounds_for(requested: int, side_s: float) -> int:
-    """Rounds a point's twin takes: as requested, fewer where two sides of that length each would outlast
-    POINT_BUDGET_S, never under MIN_ROUNDS."""
-    fit = int(POINT_BUDGET_S // (2 * side_s)) if side_s > 0 else requested
-    return max(MIN_ROUNDS, min(requested, fit))
-
-
 def script_first(round_: int) -> bool:
     """Whether the script runs before the harness in this round (0-based). Round 1 measures the harness first (it
     is the run's own measurement); after that the order alternates, so that a drift of the host's speed over the
@@ -228,6 +219,18 @@ def mean_per_unit(samples_s: list[float]) -> float:
     """A measurement's mean seconds per unit (each sample is per unit already): the statistic a script's own timing
     of N units as one block gives."""
     return sum(samples_s) / len(samples_s)
+
+
+def harness_rounds(samples_s: list[float], sizes: list[int]) -> list[float]:
+    """The harness's side of a twin with rounds (schema 9): each round's mean seconds per unit, the rounds cutting
+    `samples_s` by their sizes; without rounds (sizes empty), the measurement's own mean, round 1 of the older twins."""
+    if not sizes:
+        return [mean_per_unit(samples_s)]
+    out, at = [], 0
+    for n in sizes:
+        out.append(mean_per_unit(samples_s[at : at + n]))
+        at += n
+    return out
 
 
 @dataclass(frozen=True)

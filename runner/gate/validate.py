@@ -43,7 +43,7 @@ from runner import __version__, fidelity
 from runner.fingerprint import machine_id
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import storage, streaming
-from runner.results.intervals import summarize
+from runner.results.intervals import split_rounds, summarize, summarize_rounds
 from runner.results.schema import VERSION_PATTERN, Machine, Measurement, ResultFile
 from runner.results.storage import Problem
 from runner.workloads import known
@@ -204,18 +204,58 @@ def _differs(stated: float | None, computed: float | None) -> bool:
     return abs(stated - computed) > DERIVED_RTOL * max(abs(stated), abs(computed))
 
 
+def _round_problems(path: str, where: str, m: Measurement) -> list[Problem]:
+    """A measurement's rounds (schema 9): they cut its samples exactly, each round's median is its samples', the
+    processes are numbered in order, and each round's wall time holds its warm-up and samples."""
+    sizes = [r.samples for r in m.rounds]
+    if sum(sizes) != len(m.samples_s):
+        return [
+            Problem(
+                path, f"{where}.rounds", f"the rounds take {sum(sizes)} samples, but samples_s holds {len(m.samples_s)}"
+            )
+        ]
+    problems = []
+    processes = [r.process for r in m.rounds]
+    if processes != sorted(set(processes)):
+        problems.append(Problem(path, f"{where}.rounds", f"processes {processes} are not distinct and in order"))
+    for k, (r, run) in enumerate(zip(m.rounds, split_rounds(list(m.samples_s), sizes), strict=True)):
+        median = statistics.median(run)
+        if _differs(r.median_s, median):
+            problems.append(
+                Problem(
+                    path, f"{where}.rounds[{k}].median_s", f"{r.median_s:.6g} is not its samples' median ({median:.6g})"
+                )
+            )
+        steady = (r.warmup_s or 0.0) + sum(run) * r.units_per_sample
+        if r.wall_s is not None and steady > r.wall_s * (1 + DERIVED_RTOL) + WALL_SLACK_S:
+            problems.append(
+                Problem(
+                    path,
+                    f"{where}.rounds[{k}].wall_s",
+                    f"{r.wall_s:.6g} s is shorter than the warm-up and samples it contains ({steady:.6g} s)",
+                )
+            )
+    return problems
+
+
 def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
-    """An 'ok' measurement's statistics and rates, recomputed from its raw samples."""
+    """An 'ok' measurement's statistics and rates, recomputed from its raw samples (with rounds, over the rounds:
+    runner.results.intervals.summarize_rounds)."""
     assert m.median_s is not None
-    stats = summarize(m.samples_s)
+    if m.rounds:
+        problems = _round_problems(path, where, m)
+        if problems:
+            return problems
+    stats = summarize_rounds(m.samples_s, [r.samples for r in m.rounds]) if m.rounds else summarize(m.samples_s)
+    of = "of the rounds' medians" if m.rounds else "of samples_s"
     ci = stats.ci95_s or (None, None)
     stated_ci = m.ci95_s or (None, None)
     flops = m.flops_per_unit / stats.median_s / 1e12 if m.flops_per_unit else None
     figures = [
-        ("median_s", m.median_s, stats.median_s, "the median of samples_s"),
+        ("median_s", m.median_s, stats.median_s, f"the median {of}"),
         ("iqr_s", m.iqr_s, stats.iqr_s, "the interquartile range of samples_s"),
-        ("ci95_s[0]", stated_ci[0], ci[0], "the 95% interval of the median of samples_s"),
-        ("ci95_s[1]", stated_ci[1], ci[1], "the 95% interval of the median of samples_s"),
+        ("ci95_s[0]", stated_ci[0], ci[0], f"the 95% interval of the median {of}"),
+        ("ci95_s[1]", stated_ci[1], ci[1], f"the 95% interval of the median {of}"),
         ("rel_ci_halfwidth", m.rel_ci_halfwidth, stats.rel_ci_halfwidth, "the interval's half-width over the median"),
     ]
     if m.unit != "latency":  # a streaming step's rate and wall time are checked against its record below
@@ -236,6 +276,8 @@ def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
     ]
     if m.unit == "latency":
         return problems + _stream_problems(path, where, m)
+    if m.rounds:
+        return problems  # each round's wall time is checked with the round
     steady = sum(m.samples_s) * m.units_per_sample
     if m.wall_s is not None and (m.warmup_s or 0.0) + steady > m.wall_s * (1 + DERIVED_RTOL) + WALL_SLACK_S:
         problems.append(
@@ -277,7 +319,18 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
             )
         )
         return problems
-    own = fidelity.mean_per_unit(m.samples_s)
+    if m.rounds:  # schema 9: the harness's side is the measurement's rounds, each its mean seconds per unit
+        rounds = fidelity.harness_rounds(list(m.samples_s), [r.samples for r in m.rounds])
+        if len(rounds) != f.rounds or any(_differs(a, b) for a, b in zip(f.harness_s, rounds, strict=True)):
+            problems.append(
+                Problem(
+                    path,
+                    f"{at}.harness_s",
+                    f"{list(f.harness_s)} are not this measurement's rounds' seconds per unit "
+                    f"({[float(f'{x:.6g}') for x in rounds]})",
+                )
+            )
+    own = fidelity.mean_per_unit(m.samples_s[: m.rounds[0].samples] if m.rounds else m.samples_s)
     if _differs(f.harness_s[0], own):
         problems.append(
             Problem(

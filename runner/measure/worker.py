@@ -428,7 +428,7 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         raise ValueError(f"unknown job kind {kind!r}")
     workload = get_workload(job["workload"])
     cases = workload.cases(job["profile"])
-    ceiling = SweepCeiling(workload.swept, job["budget_s"], job.get("peaks"))
+    ceiling = SweepCeiling(workload.swept, job.get("point_budget_s", job["budget_s"]), job.get("peaks"))
     module, _, builder = workload.implementations[job["framework"]].partition(":")
     precision_of = getattr(importlib.import_module(module), f"{builder}_precision", None)
     for index in job["case_indices"]:

@@ -4,6 +4,10 @@ stopping rule), the gate (which recomputes every figure a contributor could edit
 The interval is distribution-free (order statistics of the median; timings are skewed), with a t-interval around
 the median for 2 to 5 samples and none for one.
 
+A measurement of several rounds (schema 9: the point measured in independent processes) has the median of its
+rounds' medians as its figure and the same interval computed over those medians (summarize_rounds): a round is one
+value, as a sample is within a process, so three rounds give a Student's t interval and one round none.
+
 What every reader of a figure shares (the site, `benchsite compare` and the end of a run): `interval_or_none`, the
 rule that an interval of no width is no interval (too few distinct samples to resample); `measurement_interval`, a
 measurement's interval as every page shows it; and `verdict`, which side an interval says is faster.
@@ -126,6 +130,38 @@ def verdict(lo: float | None, hi: float | None, above: str = FASTER_ABOVE, below
     if known(hi) and float(hi) < 1.0:  # type: ignore[arg-type]
         return below
     return NO_CLEAR_WINNER
+
+
+def split_rounds(samples: list[float], sizes: list[int]) -> list[list[float]]:
+    """Each round's samples: `samples` cut in order by the rounds' sizes (which must add up to its length)."""
+    if sum(sizes) != len(samples) or any(n < 1 for n in sizes):
+        raise ValueError(f"rounds of {sizes} samples do not cut {len(samples)} samples")
+    out, at = [], 0
+    for n in sizes:
+        out.append(samples[at : at + n])
+        at += n
+    return out
+
+
+def summarize_rounds(samples: list[float], sizes: list[int]) -> Stats:
+    """A measurement of several rounds: the median and interval of its rounds' medians (one value a process), and
+    the interquartile range of every sample. One round: its median, no interval."""
+    medians = [statistics.median(run) for run in split_rounds(samples, sizes)]
+    ordered = sorted(medians)
+    med = statistics.median(ordered)
+    pooled = summarize(samples)
+    found = median_ci(ordered)
+    ci = interval_or_none(*found) if found is not None else None
+    rel = (ci[1] - ci[0]) / 2 / med if ci is not None and med > 0 else None
+    return Stats(median_s=med, iqr_s=pooled.iqr_s, ci95_s=ci, rel_ci_halfwidth=rel)
+
+
+def figure_values(samples: list[float], sizes: list[int] | None) -> list[float]:
+    """What a measurement's figure and interval are computed from (measurement_interval, the site's ratios): its
+    rounds' medians where it has rounds (schema 9), else its raw samples."""
+    if not sizes:
+        return list(samples)
+    return [statistics.median(run) for run in split_rounds(list(samples), list(sizes))]
 
 
 def summarize(samples: list[float]) -> Stats:

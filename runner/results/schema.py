@@ -31,6 +31,12 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   data-parallel step's `runs_as` (eager, compiled, or replayed from a CUDA graph) and a spark-* measurement's
   `spark_master` (the kind of Spark master, never its address). The notes still say the same for people. Older
   files stay valid: the site reads their notes as before.
+- 9 (benchsite 0.10.0): a measurement's `rounds`: the point measured in several independent processes (on a machine
+  with an accelerator, the CPU's and the accelerator's processes alternating), each process's own figure kept. The
+  measurement's `median_s` and `ci95_s` are then the median of the rounds' medians and its interval across them
+  (runner.results.intervals.summarize_rounds): the spread that matters is between processes, not within one.
+  `samples_s` holds every round's samples end to end. A twin's `harness_s` are the rounds themselves. Older files stay
+  valid and keep the intervals their samples allow.
 """
 
 from __future__ import annotations
@@ -43,8 +49,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 8
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8)
+SCHEMA_VERSION = 9
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -346,6 +352,23 @@ class Collective(Strict):
     comm_hook: Identifier | None = Field(None, description="The communication hook, e.g. bf16-compress; none: plain.")
 
 
+class Round(Strict):
+    """One independent measuring process of a point (schema 9): its share of the measurement's samples and its own
+    figure, decided by its own samples (runner.measure.timing)."""
+
+    process: int = Field(
+        ge=0,
+        description="The run's measuring process this round ran in, numbered from 0 in the order they started: a "
+        "point's CPU and accelerator rounds alternate (CPU, accelerator, CPU, ...).",
+    )
+    samples: int = Field(ge=1, description="How many of samples_s this round took, in order.")
+    median_s: PositiveSeconds = Field(description="The median of this round's samples.")
+    units_per_sample: int = Field(1, ge=1)
+    warmup_s: PositiveSeconds | None = None
+    stable: bool | None = Field(None, description="Whether this process's interval reached its target in budget.")
+    wall_s: NonNegative | None = Field(None, description="Wall time of this round's measurement.")
+
+
 class Measurement(Strict):
     workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
     workload_hash: Hex16 = Field(
@@ -384,14 +407,26 @@ class Measurement(Strict):
         description="The warm-up, timed on its own: the first unit, or for a tuned epoch loop (and JAX's as-written "
         "one on a CPU) a short epoch (its first batches and its last one).",
     )
-    samples_s: list[PositiveSeconds] = Field(default_factory=list, description="Raw seconds per unit.")
+    samples_s: list[PositiveSeconds] = Field(
+        default_factory=list, description="Raw seconds per unit (with rounds: every round's, end to end)."
+    )
+    rounds: list[Round] = Field(
+        default_factory=list,
+        max_length=50,
+        description="The independent processes the point was measured in, in order (schema 9). With rounds, "
+        "median_s is the median of the rounds' medians and ci95_s its interval across them; one round has none.",
+    )
     median_s: PositiveSeconds | None = None
     iqr_s: NonNegative | None = None
     ci95_s: tuple[PositiveSeconds, PositiveSeconds] | None = Field(
-        None, description="95% confidence interval of the median (order statistics; t-interval below 6 samples)."
+        None,
+        description="95% confidence interval of the median (order statistics; t-interval below 6 values): of the "
+        "samples, or with rounds of the rounds' medians.",
     )
     rel_ci_halfwidth: NonNegative | None = Field(None, description="CI half-width over the median.")
-    stable: bool | None = Field(None, description="Whether the CI reached the target width in budget.")
+    stable: bool | None = Field(
+        None, description="Whether the CI reached the target width in budget (with rounds: every round's did)."
+    )
     warnings: list[LongText] = Field(default_factory=list)
     notes: list[LongText] = Field(
         default_factory=list, description="How the framework ran the loop where that depends on the device."
@@ -483,7 +518,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8] = Field(
+    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9] = Field(
         description="Version of this format; see runner/results/schema.py."
     )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
