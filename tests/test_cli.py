@@ -144,7 +144,7 @@ def planned(monkeypatch):
             ),
         ),
         (
-            "--profile standard --no-profiler --no-compile-ahead --no-equivalence --fidelity --fidelity-rounds 5 "
+            "--profile standard --no-profiler --no-compile-ahead --no-equivalence --fidelity --rounds 5 "
             "--results-dir /home/alice/results",
             RunOptions(
                 profile="standard",
@@ -153,9 +153,9 @@ def planned(monkeypatch):
                 equivalence=False,
                 compile_ahead=False,
                 fidelity=True,
-                fidelity_rounds=5,
+                rounds=5,
                 command="benchsite run --profile standard --no-profiler --no-compile-ahead --no-equivalence "
-                "--fidelity --fidelity-rounds 5",
+                "--fidelity --rounds 5",
             ),
         ),
         (  # the recorded order is not the order of the options in --help, nor the order given
@@ -171,7 +171,7 @@ def planned(monkeypatch):
             ),
         ),
         (
-            "--no-fidelity --fidelity-rounds 3 --spark-master spark://db-7.corp.example:7077 -f tf",
+            "--no-fidelity --rounds 3 --spark-master spark://db-7.corp.example:7077 -f tf",
             RunOptions(
                 frameworks=["tf"],
                 fidelity=False,

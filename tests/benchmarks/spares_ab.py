@@ -1,6 +1,6 @@
 """What do spare interpreters save? The same `benchsite run` with BENCHSITE_SPARES=0 and with spares, side by side.
 
-    python tests/benchmarks/spares_ab.py [-w depth-sweep] [-d cpu] [-d cuda] [--fidelity-rounds 3]
+    python tests/benchmarks/spares_ab.py [-w depth-sweep] [-d cpu] [-d cuda] [--rounds 3]
                                          [--time-budget 1] [--order off,on] [--out DIR]
     python tests/benchmarks/spares_ab.py -d cpu -d cuda --order on:8,on   # on a 16-core host: 8 at a time against 16
     git archive REF runner | tar -x -C /tmp/base   # then: the runner at REF against today's, spares on in both
@@ -45,7 +45,7 @@ def run_arm(arm: str, number: int, args: argparse.Namespace, out: Path) -> dict:
         cmd += ["-w", workload]
     for device in args.device:
         cmd += ["-d", device]
-    cmd += ["--fidelity", "--fidelity-rounds", str(args.fidelity_rounds), "--no-equivalence", "-o", str(path)]
+    cmd += ["--fidelity", "--rounds", str(args.rounds), "--no-equivalence", "-o", str(path)]
     if args.time_budget:
         cmd += ["--time-budget", str(args.time_budget)]
     if args.no_profiler:
@@ -103,7 +103,7 @@ def main() -> None:
     parser.add_argument("-w", "--workload", action="append", default=None)
     parser.add_argument("-d", "--device", action="append", default=None)
     parser.add_argument("--profile", default="standard")
-    parser.add_argument("--fidelity-rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--time-budget", type=float, default=None)
     parser.add_argument("--no-profiler", action="store_true", help="no profiled step after each measurement")
     parser.add_argument(
