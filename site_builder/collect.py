@@ -29,6 +29,7 @@ from runner import fidelity
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import intervals
 from runner.results.schema import Measurement, ResultFile
+from site_builder import uncertainty
 from site_builder.columns import CATEGORIES, COLUMNS, NUMERIC
 from site_builder.combine import PLAN_COLUMNS, combine_apply, combine_plan
 from site_builder.machines import Machines, MachineSummary, measurement_key, pack_top_ops
@@ -461,8 +462,15 @@ def _measurement_columns(
     """A measurement's own columns (`label`: its point's, point_label), its texts interned."""
     intern = sys.intern
     version = result.schema_version
-    # an interval of no width is none (runner.results.intervals.interval_or_none): the page says why
-    ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
+    # one value per independent process where the file measures in rounds: the figure, its interval and every ratio
+    # of it come from those (runner.results.intervals.measurement_values)
+    values = intervals.measurement_values(m, version)
+    if version >= intervals.ROUNDS_SCHEMA:
+        ci = intervals.measurement_interval(values) or (None, None)
+    else:  # an interval of no width is none (runner.results.intervals.interval_or_none): the page says why
+        ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
+    # the rounds a speedup pairs: a run's CPU and accelerator rounds of one framework and loop alternate
+    pairing = f"{result.run.id}/{m.framework}/{m.variant}" if len(m.rounds) >= 2 else ""
     peak, peak_source = _peak(result, m, measured_peaks)
     return {
         "workload": intern(m.workload),
@@ -497,7 +505,8 @@ def _measurement_columns(
         "unit": m.unit,
         "peak_tflops": peak,
         "peak_source": peak_source,
-        "samples": m.samples_s,
+        "pairing": pairing,
+        "samples": values,
     }
 
 
@@ -552,14 +561,26 @@ def _pandas(table: pa.Table, categories: list[str], columns: list[str] = COLUMNS
         column = _plain_text(table.column(name))
         if name == "samples":
             values = column.cast(pa.list_(pa.float64())).to_pandas()
+            pairing = (
+                _plain_text(table.column("pairing")).to_pylist()
+                if "pairing" in table.column_names
+                else [None] * len(values)
+            )
             data[name] = pd.Series(
-                [np.asarray(v if v is not None else [], dtype=float) for v in values], dtype=object, copy=False
+                [_samples(v, p) for v, p in zip(values, pairing, strict=True)], dtype=object, copy=False
             )
         elif name in categories:
             data[name] = column.to_pandas().astype("category")
         else:
             data[name] = column.to_pandas()
     return pd.DataFrame(data, columns=columns, copy=False)  # the columns as converted, not copied once more
+
+
+def _samples(values: Any, pairing: str | None) -> np.ndarray:
+    """A row's sample list as the frame holds it: its rounds' medians tagged with what pairs them
+    (uncertainty.Rounds) where it has rounds, else a plain array."""
+    array = np.asarray(values if values is not None else [], dtype=float)
+    return uncertainty.Rounds(array, pairing) if pairing else array
 
 
 def measurements_frame(results: Iterable[tuple[Path, ResultFile]]) -> pd.DataFrame:

@@ -49,7 +49,8 @@ COLUMNS = [
     "unit",
     "peak_tflops",
     "peak_source",
-    "samples",
+    "pairing",  # what pairs a measurement's rounds with another's (collect: a run, framework and loop), or ""
+    "samples",  # what the figure is computed from: one value per round (schema 9), else the raw samples
 ]
 # What names one measurement of one machine: a machine's runs of it (one profile) are combined into one row
 # (site_builder.combine), and a row's speedup is looked up by it.

@@ -426,8 +426,9 @@ class Rows:
 
 def _value_bytes(value: object) -> bytes:
     """One value of an object column, tagged by its kind and, where its size varies, with its length: no two
-    sequences of values write the same bytes. A samples array writes its type (uncertainty.RunSamples or a plain
-    array), its runs' sizes, its type and shape, then its data; anything unforeseen is pickled."""
+    sequences of values write the same bytes. A samples array writes its type (uncertainty.RunSamples, Rounds or a
+    plain array), its runs' sizes, its rounds' pairing, its type and shape, then its data; anything unforeseen is
+    pickled."""
     if isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
         return b"s" + _length(len(data)) + data
@@ -442,7 +443,13 @@ def _value_bytes(value: object) -> bytes:
         return b"i" + _length(len(text)) + text
     if isinstance(value, np.ndarray) and value.dtype != object:  # an array of objects' bytes are their addresses
         head = json.dumps(
-            [type(value).__name__, list(getattr(value, "sizes", ())), str(value.dtype), list(value.shape)]
+            [
+                type(value).__name__,
+                list(getattr(value, "sizes", ())),
+                getattr(value, "pairing", ""),
+                str(value.dtype),
+                list(value.shape),
+            ]
         ).encode()
         data = np.ascontiguousarray(value).tobytes()
         return b"a" + _length(len(head)) + head + _length(len(data)) + data

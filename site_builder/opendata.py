@@ -80,7 +80,9 @@ MEASUREMENT_COLUMNS = {
     "runs": "How many runs of this machine the row combines (the median over their medians).",
     "runs_lo_s": "The fastest of those runs' medians.",
     "runs_hi_s": "The slowest of those runs' medians.",
-    "samples_s": "Every raw sample, in seconds, separated by spaces (of every run combined).",
+    "samples_s": "What the figure and its interval are computed from, in seconds, separated by spaces (of every "
+    "run combined): one value per independent measuring process (its median) for a file that measures in rounds "
+    "(schema 9 and later), else every raw sample.",
 }
 
 SPEEDUP_COLUMNS = {

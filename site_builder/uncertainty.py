@@ -1,10 +1,14 @@
 """Intervals for the figures the site derives from raw samples: speedups, time ratios and break-even points.
 
-A speedup is a ratio of medians, CPU time / accelerator time, each median taken over that measurement's raw
-samples (every sample is kept in the result files). Its 95% interval comes from a seeded percentile bootstrap:
-each side is resampled with replacement on its own (the two measurements ran apart, so their samples are
-independent), the ratio of the resampled medians is taken, and the 2.5th and 97.5th percentiles of those ratios
-bound the interval. The seeds make every build of the site print the same interval for the same files.
+A speedup is a ratio of medians, CPU time / accelerator time. A file of schema 9 or later measures each point in
+rounds, independent processes in which a run's CPU and accelerator rounds of one framework and loop alternate, and
+each side is its rounds' medians (Rounds): the speedup's 95% interval is Student's t on the per-round log ratios,
+paired round by round, centred on the figure (rounds_interval); two sides that were not timed in alternation (two
+frameworks, two loops, two machines) combine their rounds' spreads as Welch's. A side of one process has no
+interval, and neither has its ratio. An older file's measurement is its raw samples, and its interval comes from a
+seeded percentile bootstrap: each side is resampled with replacement on its own, the ratio of the resampled medians
+is taken, and the 2.5th and 97.5th percentiles of those ratios bound the interval. The seeds make every build of
+the site print the same interval for the same files.
 
 A measurement run more than once by one machine (several result files of one suite and profile) is the median of
 its runs' medians, and its bootstrap has two levels too: each replicate draws the runs with replacement and,
@@ -40,6 +44,7 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from runner.results import intervals
 from runner.results.intervals import row_medians
@@ -93,6 +98,53 @@ class RunSamples(np.ndarray):
         if sum(self.sizes) != flat.size or len(self.sizes) < 2:
             return [flat]
         return np.split(flat, np.cumsum(self.sizes)[:-1])
+
+
+class Rounds(np.ndarray):
+    """One run's measurement as its rounds' medians (one value per independent process, schema 9), tagged with
+    what pairs them with another measurement's rounds (`pairing`: the run, framework and loop, whose CPU and
+    accelerator rounds alternate). A ratio of two such sides is Student's t on the log of the rounds' medians
+    (rounds_interval), paired round by round where the two pair, never a bootstrap of three values. A slice or a
+    copy keeps the pairing."""
+
+    __slots__ = ("pairing",)
+    pairing: str
+
+    def __new__(cls, medians: Sequence[float] | np.ndarray, pairing: str) -> Rounds:
+        obj = np.asarray(medians, dtype=float).view(cls)
+        obj.pairing = pairing
+        return obj
+
+    def __array_finalize__(self, obj: object) -> None:
+        self.pairing = getattr(obj, "pairing", "")
+
+    def __reduce__(self) -> tuple:  # pickled (the site builder's worker processes) with its pairing
+        return (Rounds, (np.asarray(self), self.pairing))
+
+
+def _rounds_of_one_run(side: object) -> bool:
+    return isinstance(side, Rounds) and len(side) >= 2 and bool(side.pairing)
+
+
+def rounds_interval(numerator: Rounds, denominator: Rounds, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The interval of point_median(numerator) / point_median(denominator) from the rounds: Student's t on the log
+    ratio, centred on the figure. Where the two sides pair (the same pairing and as many rounds: a run's CPU and
+    accelerator rounds, timed in alternation) the spread is that of the per-round log ratios (n - 1 degrees of
+    freedom), so a drift of the host that hits both sides of a round cancels; otherwise the two sides' log spreads
+    are combined as Welch's (Welch-Satterthwaite degrees of freedom). (NaN, NaN) where the rounds show no spread."""
+    a, b = np.log(np.asarray(numerator, dtype=float)), np.log(np.asarray(denominator, dtype=float))
+    centre = math.log(point_median(numerator) / point_median(denominator))
+    if numerator.pairing == denominator.pairing and len(a) == len(b):
+        diff = a - b
+        se, df = float(np.std(diff, ddof=1)) / math.sqrt(len(diff)), float(len(diff) - 1)
+    else:
+        va, vb = float(np.var(a, ddof=1)) / len(a), float(np.var(b, ddof=1)) / len(b)
+        se = math.sqrt(va + vb)
+        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 else 0.0
+    if not (se > 0 and math.isfinite(se) and df > 0):
+        return math.nan, math.nan
+    half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
+    return math.exp(centre - half), math.exp(centre + half)
 
 
 def point_median(samples: Sequence[float]) -> float:
@@ -381,18 +433,24 @@ def ratio_interval_columns(
     between: Sequence[float] | np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The one definition of a ratio of two measurements' interval (a speedup, a framework's time over PyTorch's, a
-    loop's gain, a data-parallel efficiency), row by row: the seeded bootstrap of ratio_intervals where both sides
-    have an interval of their own (side_has_interval), and none (NaN) where either side has none or the bootstrap
-    gives no width (runner.results.intervals.interval_or_none). `between`, each row's between-run variance tau^2 of
+    loop's gain, a data-parallel efficiency), row by row, where both sides have an interval of their own
+    (side_has_interval): Student's t over the rounds (rounds_interval) where both sides are one run's rounds
+    (Rounds), else the seeded bootstrap of ratio_intervals; none (NaN) where either side has none or the interval
+    has no width (runner.results.intervals.interval_or_none). `between`, each row's between-run variance tau^2 of
     the log ratio (the speedups pass it: site_builder.analyses.between): a row both of whose sides are one run gets
     single_run_interval's widening; a side of several runs is bootstrapped over its runs already."""
     count = len(numerators)
     lo, hi = np.full(count, np.nan), np.full(count, np.nan)
-    rows = [
-        i
-        for i, (a, b) in enumerate(zip(numerators, denominators, strict=True))
-        if len(a) and len(b) and side_has_interval(a) and side_has_interval(b)
-    ]
+    rows = []
+    for i, (a, b) in enumerate(zip(numerators, denominators, strict=True)):
+        if not (len(a) and len(b) and side_has_interval(a) and side_has_interval(b)):
+            continue
+        if _rounds_of_one_run(a) and _rounds_of_one_run(b):
+            kept = intervals.interval_or_none(*rounds_interval(cast(Rounds, a), cast(Rounds, b)))
+            if kept is not None:
+                lo[i], hi[i] = kept
+        else:
+            rows.append(i)
     if rows:
         found_lo, found_hi = ratio_intervals(
             [cast(np.ndarray, numerators[i]) for i in rows], [cast(np.ndarray, denominators[i]) for i in rows]

@@ -49,7 +49,9 @@ class Row:
     suite: int
     profile: str
     started_at: str
-    samples_s: tuple[float, ...] | np.ndarray  # an array where the rows come from the site's frame
+    # what the figure is computed from (runner.results.intervals.measurement_values: one value per round where the
+    # file measures in rounds); an array where the rows come from the site's frame
+    samples_s: tuple[float, ...] | np.ndarray
 
     @property
     def device_class(self) -> str:
@@ -137,7 +139,7 @@ def rows_of(result: ResultFile) -> list[Row]:
             result.suite.version,
             result.suite.profile,
             result.run.started_at.isoformat(),
-            tuple(m.samples_s),
+            tuple(intervals.measurement_values(m, result.schema_version)),
         )
         for m in result.measurements
         if m.status == "ok" and m.samples_s and m.unit != "latency" and "world_size" not in m.point

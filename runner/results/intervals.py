@@ -18,11 +18,30 @@ from __future__ import annotations
 import functools
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # numpy is imported where row_medians runs: the measuring child's summaries need none of it
     import numpy as np
+
+ROUNDS_SCHEMA = 9  # the first result-file schema that measures each point in rounds (independent processes)
+
+
+class _Round(Protocol):
+    @property
+    def samples(self) -> int: ...
+
+
+class _Measured(Protocol):
+    """What measurement_values reads of a measurement (runner.results.schema.Measurement)."""
+
+    @property
+    def samples_s(self) -> Sequence[float]: ...
+    @property
+    def rounds(self) -> Sequence[_Round]: ...
+    @property
+    def unit(self) -> str: ...
 
 # Order-statistic CIs for the median need at least 6 samples for 95% coverage (0.5**5 * 2 > 0.05).
 MIN_ORDER_STAT_SAMPLES = 6
@@ -91,7 +110,7 @@ def median_ci(sorted_samples: list[float], confidence: float = 0.95) -> tuple[fl
     return None
 
 
-NO_INTERVAL = "too few samples: no interval"  # what a page says where a figure has no interval
+NO_INTERVAL = "one process or too few samples: no interval"  # what a page says where a figure has no interval
 FASTER_ABOVE = "accelerator faster"  # the verdicts on a ratio of CPU time over another's (above 1: the other wins)
 FASTER_BELOW = "CPU faster"
 NO_CLEAR_WINNER = "no clear winner"
@@ -156,12 +175,23 @@ def summarize_rounds(samples: list[float], sizes: list[int]) -> Stats:
     return Stats(median_s=med, iqr_s=pooled.iqr_s, ci95_s=ci, rel_ci_halfwidth=rel)
 
 
-def figure_values(samples: list[float], sizes: list[int] | None) -> list[float]:
-    """What a measurement's figure and interval are computed from (measurement_interval, the site's ratios): its
-    rounds' medians where it has rounds (schema 9), else its raw samples."""
-    if not sizes:
-        return list(samples)
-    return [statistics.median(run) for run in split_rounds(list(samples), list(sizes))]
+def figure_values(samples: list[float], sizes: list[int] | None, *, one_process: bool = False) -> list[float]:
+    """What a measurement's figure and interval are computed from (measurement_interval, the site's ratios): one
+    value per independent process. Its rounds' medians where it has rounds (schema 9); for a measurement of a file
+    that measures in rounds but has none (`one_process`: `--rounds 1`), its one process's median alone, which bounds
+    no interval; for an older file's measurement (or a streaming step's latencies) its raw samples."""
+    if sizes:
+        return [statistics.median(run) for run in split_rounds(list(samples), list(sizes))]
+    if one_process and samples:
+        return [statistics.median(samples)]
+    return list(samples)
+
+
+def measurement_values(m: _Measured, schema_version: int) -> list[float]:
+    """figure_values of a result file's measurement: one process's median alone where a file of schema 9 or later
+    measured a timed point (not a streaming step's latencies) in one process."""
+    one_process = schema_version >= ROUNDS_SCHEMA and m.unit != "latency"
+    return figure_values(list(m.samples_s), [r.samples for r in m.rounds], one_process=one_process)
 
 
 def summarize(samples: list[float]) -> Stats:
