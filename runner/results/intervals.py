@@ -43,6 +43,7 @@ class _Measured(Protocol):
     @property
     def unit(self) -> str: ...
 
+
 # Order-statistic CIs for the median need at least 6 samples for 95% coverage (0.5**5 * 2 > 0.05).
 MIN_ORDER_STAT_SAMPLES = 6
 # t-distribution 97.5% quantiles for the small-sample fallback, by degrees of freedom.
