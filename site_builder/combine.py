@@ -1,5 +1,6 @@
 """A machine's runs of one measurement combined into one row (combine_runs): the median over the runs' medians,
-the span of their intervals, and every run's samples, run by run.
+an interval across the runs (from three; for two, the span of their intervals), and every run's samples, run by
+run.
 
 Collector.frame (site_builder.collect) combines in two steps, so that only the rows kept are converted whole:
 combine_plan from the few columns that decide (PLAN_COLUMNS), then combine_apply to the rows kept.
@@ -21,10 +22,11 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     """One row per machine, measurement and profile, whatever the number of runs: the newest run no longer
     replaces the others (a replayed or edited newest file would otherwise set the machine's figures alone).
 
-    A measurement run more than once is the median over its runs' medians, its interval the span of every
-    run's interval (so run-to-run spread widens it), `runs_lo_s`..`runs_hi_s` the fastest and slowest run, and
-    its samples every run's, run by run (uncertainty.RunSamples: the speedup bootstraps resample runs, then
-    samples within each, around the same median of run medians). Rates are rescaled to that median;
+    A measurement run more than once is the median over its runs' medians; its interval, from ACROSS_RUNS runs
+    on, the interval of the runs' medians (across runs), and for two runs the span of both runs' intervals;
+    `runs_lo_s`..`runs_hi_s` the fastest and slowest run; and its samples every run's, run by run
+    (uncertainty.RunSamples: the speedup bootstraps resample runs, then samples within each, around the same
+    median of run medians). Rates are rescaled to that median;
     the other columns are the newest run's (the newest with a time, where there is one). `frame` must be
     sorted by start time. Vectorised: grouped aggregates over the repeated rows' positions and four columns, one pass
     over the repeated groups' samples, and one copy of the rows kept (at 10,000 files, copies of the repeated rows
@@ -36,6 +38,14 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     if plan is None:
         return frame
     return combine_apply(frame.take(plan.positions).reset_index(drop=True), plan)
+
+
+ACROSS_RUNS = 3  # runs from which a combined measurement's interval is across its runs (two: their intervals' span)
+
+
+def _run_figures(runs: list[np.ndarray]) -> list[float]:
+    """Each run's figure: the median of what its figure is computed from (its rounds' medians, or its samples)."""
+    return [float(np.median(run)) for run in runs]
 
 
 # What decides which runs' rows are combined, and how (combine_runs)
@@ -98,7 +108,12 @@ def combine_plan(frame: pd.DataFrame) -> Plan | None:
     # a combination of runs none of which has an interval of its own (one sample each) is bounded by its runs'
     # medians, as the run-level bootstrap draws them (runner.results.intervals.measurement_interval)
     for g in stats.index[stats["lo"].isna() | stats["hi"].isna()]:
-        found = intervals.measurement_interval([float(np.median(run)) for run in pooled[int(g)]])
+        found = intervals.measurement_interval(_run_figures(pooled[int(g)]))
+        stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
+    # from ACROSS_RUNS runs on, the interval is across the runs: that of their medians, as a measurement's is of
+    # its rounds' (runner.results.intervals.measurement_interval); none where the runs' medians bound none
+    for g in stats.index[stats["n"] >= ACROSS_RUNS]:
+        found = intervals.measurement_interval(_run_figures(pooled[int(g)]))
         stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
     # The rows kept, in the order the earlier concatenation and stable sort gave: by start time, then the rows no
     # other run repeats, then the combined rows whose newest has no time, then the rest, each in frame order.
