@@ -469,8 +469,7 @@ def _measurement_columns(
         ci = intervals.measurement_interval(values) or (None, None)
     else:  # an interval of no width is none (runner.results.intervals.interval_or_none): the page says why
         ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
-    # the rounds a speedup pairs: a run's CPU and accelerator rounds of one framework and loop alternate
-    pairing = f"{result.run.id}/{m.framework}/{m.variant}" if len(m.rounds) >= 2 else ""
+    pairing = pairing_of(result, m)
     peak, peak_source = _peak(result, m, measured_peaks)
     return {
         "workload": intern(m.workload),
@@ -567,7 +566,7 @@ def _pandas(table: pa.Table, categories: list[str], columns: list[str] = COLUMNS
                 else [None] * len(values)
             )
             data[name] = pd.Series(
-                [_samples(v, p) for v, p in zip(values, pairing, strict=True)], dtype=object, copy=False
+                [frame_samples(v, p) for v, p in zip(values, pairing, strict=True)], dtype=object, copy=False
             )
         elif name in categories:
             data[name] = column.to_pandas().astype("category")
@@ -576,7 +575,13 @@ def _pandas(table: pa.Table, categories: list[str], columns: list[str] = COLUMNS
     return pd.DataFrame(data, columns=columns, copy=False)  # the columns as converted, not copied once more
 
 
-def _samples(values: Any, pairing: str | None) -> np.ndarray:
+def pairing_of(result: ResultFile, m: Measurement) -> str:
+    """What pairs a measurement's rounds with another's (uncertainty.Rounds): a run's CPU and accelerator rounds of
+    one framework and loop alternate. "" for a measurement of fewer than two rounds."""
+    return f"{result.run.id}/{m.framework}/{m.variant}" if len(m.rounds) >= 2 else ""
+
+
+def frame_samples(values: Any, pairing: str | None) -> np.ndarray:
     """A row's sample list as the frame holds it: its rounds' medians tagged with what pairs them
     (uncertainty.Rounds) where it has rounds, else a plain array."""
     array = np.asarray(values if values is not None else [], dtype=float)

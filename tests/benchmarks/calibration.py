@@ -81,6 +81,7 @@ from runner.results import intervals
 from runner.results.storage import load
 from site_builder import uncertainty
 from site_builder.analyses import between
+from site_builder.collect import frame_samples, pairing_of
 from site_builder.load import load_results
 
 GOAL_COVERAGE = 0.90
@@ -110,6 +111,14 @@ class Figures:
 def point_label(point: dict[str, Any]) -> str:
     """As the site labels a point (site_builder.collect.point_label)."""
     return ", ".join(f"{k}={v}" for k, v in point.items())
+
+
+def side(result: Any, m: Any, rules: bool) -> np.ndarray:
+    """One side of a speedup: its raw samples, or with `rules` what the site computes it from (its rounds'
+    medians, paired by run, framework and loop: site_builder.collect.frame_samples)."""
+    if not rules:
+        return np.asarray(m.samples_s, dtype=float)
+    return frame_samples(intervals.measurement_values(m, result.schema_version), pairing_of(result, m))
 
 
 def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
@@ -144,8 +153,14 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                 continue
             single = m.unit != "latency" and "world_size" not in m.point
             lo, hi = m.ci95_s if m.ci95_s is not None else (math.nan, math.nan)
-            if rules:
-                lo, hi = intervals.interval_or_none(lo, hi) or (math.nan, math.nan)
+            if rules:  # as the site reads a measurement (site_builder.collect): over its rounds where it has them
+                values = intervals.measurement_values(m, result.schema_version)
+                found = (
+                    intervals.measurement_interval(values)
+                    if result.schema_version >= intervals.ROUNDS_SCHEMA
+                    else intervals.interval_or_none(lo, hi)
+                )
+                lo, hi = found or (math.nan, math.nan)
             measurements.append(
                 {
                     **common,
@@ -180,8 +195,8 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                     "value": c.median_s / m.median_s,
                 }
             )
-            numerators.append(np.asarray(c.samples_s, dtype=float))
-            denominators.append(np.asarray(m.samples_s, dtype=float))
+            numerators.append(side(result, c, rules))
+            denominators.append(side(result, m, rules))
     speedup_table = pd.DataFrame(speedups)
     if len(speedup_table):
         interval = uncertainty.ratio_interval_columns if rules else uncertainty.ratio_intervals
