@@ -133,7 +133,7 @@ def rounds_interval(numerator: Rounds, denominator: Rounds, confidence: float = 
     freedom), so a drift of the host that hits both sides of a round cancels; otherwise the two sides' log spreads
     are combined as Welch's (Welch-Satterthwaite degrees of freedom). (NaN, NaN) where the rounds show no spread."""
     a, b = np.log(np.asarray(numerator, dtype=float)), np.log(np.asarray(denominator, dtype=float))
-    centre = math.log(point_median(numerator) / point_median(denominator))
+    centre = math.log(float(np.median(np.asarray(numerator))) / float(np.median(np.asarray(denominator))))
     if numerator.pairing == denominator.pairing and len(a) == len(b):
         diff = a - b
         se, df = float(np.std(diff, ddof=1)) / math.sqrt(len(diff)), float(len(diff) - 1)
