@@ -12,7 +12,8 @@ Jobs:
 - compile:   compile cases ahead of their measurement into the run's compile cache; nothing is timed
   (runner.api.compile_ahead)
 
-A job's `compile_cache`, where given, is the folder compilers cache their work in (TORCHINDUCTOR_CACHE_DIR).
+A job's `compile_cache`, where given, is the folder compilers cache their work in (TORCHINDUCTOR_CACHE_DIR; JAX's
+persistent compilation cache under it), so that a point's later rounds load what its first round compiled.
 
 After a failed case the child exits (a CUDA error can poison the whole process); the parent starts a
 fresh child for the cases that remain.
@@ -410,6 +411,8 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     if job.get("compile_cache"):  # read when a compiler first caches, long after the framework's import
         os.environ["TORCHINDUCTOR_CACHE_DIR"] = job["compile_cache"]
     framework = _framework(job["framework"])
+    if job.get("compile_cache") and hasattr(framework, "use_compile_cache"):  # JAX's, set in the process itself
+        framework.use_compile_cache(job["compile_cache"])
     if kind == "describe":
         _emit(out, {"event": "describe", "info": framework.describe()})
         return 0

@@ -63,6 +63,16 @@ def available_kinds() -> list[str]:
     return kinds
 
 
+def use_compile_cache(folder: str) -> None:
+    """Keep compiled programs in the run's compile cache (jax's persistent compilation cache, every program however
+    quickly it compiled), so that a point's later rounds, each a fresh process, load what its first round compiled
+    instead of compiling it again. Only compilation is cached: what is timed is the same program, and a
+    measurement's warm-up is its first round's, which compiled."""
+    jax.config.update("jax_compilation_cache_dir", os.path.join(folder, "jax"))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
 def make_device(kind: str, cpu_name: str = "CPU") -> JaxDevice:
     if kind == "cpu":
         jax.config.update("jax_platforms", "cpu")  # before the first computation: no GPU backend at all

@@ -1,0 +1,157 @@
+"""Rounds: a point measured in independent processes, its figure and interval over the rounds' medians, and a
+speedup's interval from the rounds, paired where the CPU's and the accelerator's rounds alternated."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import numpy as np
+import pytest
+from scipy.stats import t as student_t
+
+from runner.api.rounds import merged
+from runner.gate import validate
+from runner.results import intervals
+from runner.results.schema import SCHEMA_VERSION, Measurement
+from site_builder import uncertainty
+from site_builder.collect import measurements_frame
+from tests.conftest import ROOT, make_measurement, make_result, save_under
+
+CPU_ROUNDS = [[0.101, 0.100, 0.104], [0.112, 0.110, 0.115], [0.097, 0.098, 0.099]]
+GPU_ROUNDS = [[0.0101, 0.0100, 0.0102], [0.0108, 0.0111, 0.0109], [0.0099, 0.0098, 0.0100]]
+
+
+def _rounded(device: str, rounds: list[list[float]], first_process: int = 0) -> Measurement:
+    """A measurement of depth 4 built round by round as a run builds it (runner.api.rounds.merged), each round's
+    process numbered as a run's alternating processes are (CPU 0, 2, 4; the accelerator 1, 3, 5)."""
+    m = None
+    for k, samples in enumerate(rounds):
+        one = make_measurement(
+            device=device,
+            device_name="NVIDIA H200" if device == "cuda" else "AMD EPYC",
+            samples_s=samples,
+            wall_s=sum(samples) + 1.0,
+        )
+        m = merged(m, one, first_process + 2 * k, len(rounds))
+    assert m is not None
+    return m
+
+
+def _file(tmp_path, measurements):
+    result = make_result(measurements).model_copy(update={"schema_version": SCHEMA_VERSION})
+    return save_under(tmp_path, result), result
+
+
+def _frame(tmp_path, measurements):
+    path, result = _file(tmp_path, measurements)
+    frame = measurements_frame([(path, result)])
+    return {d: frame.loc[frame["device"] == d].iloc[0] for d in frame["device"]}
+
+
+def test_a_measurement_of_rounds_is_its_rounds_medians_and_the_gate_recomputes_them(tmp_path):
+    cpu = _rounded("cpu", CPU_ROUNDS)
+    medians = [statistics.median(r) for r in CPU_ROUNDS]
+    assert [r.process for r in cpu.rounds] == [0, 2, 4] and [r.samples for r in cpu.rounds] == [3, 3, 3]
+    assert cpu.median_s == pytest.approx(statistics.median(medians))
+    assert cpu.ci95_s == pytest.approx(intervals.measurement_interval(medians))
+    assert intervals.measurement_values(cpu, SCHEMA_VERSION) == pytest.approx(medians)
+    path, _ = _file(tmp_path, [cpu])
+    assert not validate.validate([path], strict=True).errors
+
+    edited = cpu.model_copy(update={"rounds": [cpu.rounds[0].model_copy(update={"median_s": 0.05}), *cpu.rounds[1:]]})
+    path, _ = _file(tmp_path / "edited", [edited])
+    fields = [p.field for p in validate.validate([path], strict=True).errors]
+    assert any(f.endswith("rounds[0].median_s") for f in fields), fields
+
+    shuffled = cpu.model_copy(update={"rounds": [cpu.rounds[1], cpu.rounds[0], cpu.rounds[2]]})
+    path, _ = _file(tmp_path / "shuffled", [shuffled])
+    problems = [p.message for p in validate.validate([path], strict=True).errors]
+    assert any("not distinct and in order" in p for p in problems), problems
+
+
+def test_a_speedup_of_alternated_rounds_is_student_t_on_the_paired_log_ratios(tmp_path):
+    rows = _frame(tmp_path, [_rounded("cpu", CPU_ROUNDS), _rounded("cuda", GPU_ROUNDS, 1)])
+    cpu, gpu = rows["cpu"]["samples"], rows["cuda"]["samples"]
+    assert isinstance(cpu, uncertainty.Rounds) and cpu.pairing == gpu.pairing and len(cpu) == 3
+    found = uncertainty.ratio_interval(cpu, gpu)
+
+    c = np.log([statistics.median(r) for r in CPU_ROUNDS])
+    g = np.log([statistics.median(r) for r in GPU_ROUNDS])
+    centre = math.log(statistics.median(np.exp(c)) / statistics.median(np.exp(g)))
+    half = student_t.ppf(0.975, 2) * np.std(c - g, ddof=1) / math.sqrt(3)
+    assert found.estimate == pytest.approx(math.exp(centre))
+    assert (found.lo, found.hi) == pytest.approx((math.exp(centre - half), math.exp(centre + half)))
+    # the host's drift (round 2 slower on both sides) cancels in the pairs: narrower than the two sides apart
+    apart = uncertainty.ratio_interval(cpu, uncertainty.Rounds(np.asarray(gpu), "another run"))
+    assert apart.lo is not None and apart.hi is not None
+    assert found.hi / found.lo < apart.hi / apart.lo
+
+
+def test_a_side_of_one_process_has_no_interval_and_neither_has_its_speedup(tmp_path):
+    one = make_measurement(device="cuda", device_name="NVIDIA H200", samples_s=[0.0101, 0.0100, 0.0102, 0.0103] * 4)
+    rows = _frame(tmp_path, [_rounded("cpu", CPU_ROUNDS), one])  # --rounds 1: no rounds, one process
+    assert list(rows["cuda"]["samples"]) == [pytest.approx(statistics.median(one.samples_s))]
+    assert math.isnan(rows["cuda"]["ci_lo_s"]) and math.isnan(rows["cuda"]["ci_hi_s"])
+    found = uncertainty.ratio_interval(rows["cpu"]["samples"], rows["cuda"]["samples"])
+    assert found.lo is None and found.hi is None
+    assert uncertainty.verdict(found) == intervals.NO_CLEAR_WINNER
+
+
+def test_rounds_that_show_no_spread_give_no_interval():
+    same = uncertainty.Rounds([0.1, 0.1, 0.1], "run/torch/tuned")
+    other = uncertainty.Rounds([0.01, 0.01, 0.01], "run/torch/tuned")
+    found = uncertainty.ratio_interval(same, other)
+    assert found.estimate == pytest.approx(10.0) and found.lo is None and found.hi is None
+
+
+def test_three_runs_of_a_machine_are_the_median_of_their_runs_with_the_interval_across_them(tmp_path):
+    from datetime import timedelta
+
+    files = []
+    for k, scale in enumerate([1.0, 1.3, 0.9]):
+        cpu = _rounded("cpu", [[x * scale for x in r] for r in CPU_ROUNDS])
+        result = make_result([cpu]).model_copy(update={"schema_version": SCHEMA_VERSION})
+        run = result.run.model_copy(
+            update={"id": f"{k:032x}", "started_at": result.run.started_at + timedelta(hours=k)}
+        )
+        result = result.model_copy(update={"run": run})
+        files.append((save_under(tmp_path, result), result))
+    figures = [statistics.median(statistics.median(r) for r in CPU_ROUNDS) * s for s in (1.0, 1.3, 0.9)]
+    for count in (2, 3):
+        [row] = measurements_frame(files[:count]).itertuples()
+        assert row.runs == count and row.median_s == pytest.approx(statistics.median(figures[:count]))
+        if count == 3:  # across the runs: the interval of their figures, not the span of their own intervals
+            assert (row.ci_lo_s, row.ci_hi_s) == pytest.approx(intervals.measurement_interval(figures))
+        else:
+            medians = [statistics.median(r) for r in CPU_ROUNDS]
+            spans = [intervals.measurement_interval([x * s for x in medians]) for s in (1.0, 1.3)]
+            assert (
+                row.ci_lo_s <= min(lo for lo, _ in spans) + 1e-12 and row.ci_hi_s >= max(hi for _, hi in spans) - 1e-12
+            )
+
+
+def test_the_committed_runs_on_an_accelerator_alternated_their_cpu_and_accelerator_rounds():
+    """Every committed file of schema 9 from a machine with an accelerator: for each point measured on both, the
+    CPU's round r ran before the accelerator's round r, which ran before the CPU's round r + 1."""
+    from runner.results.storage import iter_all
+
+    checked = 0
+    for path, result, _ in iter_all([ROOT / "results"]):
+        if result is None or result.schema_version < 9 or not result.machine.accelerators:
+            continue
+        cpu = {}
+        for m in result.measurements:
+            if m.device == "cpu" and m.rounds:
+                cpu[(m.workload_hash, m.framework)] = [r.process for r in m.rounds]
+        for m in result.measurements:
+            theirs = cpu.get((m.workload_hash, m.framework))
+            if m.device == "cpu" or not m.rounds or theirs is None:
+                continue
+            mine = [r.process for r in m.rounds]
+            for r, process in enumerate(mine):
+                assert theirs[r] < process, (path.name, m.workload, m.point, theirs, mine)
+                if r + 1 < len(theirs):
+                    assert process < theirs[r + 1], (path.name, m.workload, m.point, theirs, mine)
+            checked += 1
+    assert checked >= 20
