@@ -1,7 +1,7 @@
 """Are the 95% intervals calibrated? How often another run's figure of the same point lands inside a run's interval.
 
     python tests/benchmarks/calibration.py [RESULTS_DIR] [--interval file|rules|site-rules|site]
-        [--tau leave-one-out|all] [--site-data DIR] [--json]
+        [--tau leave-one-out|all] [--site-data DIR] [--min-schema 9] [--json]
 
 A run's 95% interval of a figure says where that figure would fall if the run were done again. So, over the committed
 results, take every two runs of one machine that measured the same thing and ask whether the second run's figure lies
@@ -137,6 +137,8 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
     for path in loaded.accepted:
         result, _ = load(path)
         if result is None:  # accepted a moment ago: only a file changed since would fail here
+            continue
+        if result.schema_version < args.min_schema:
             continue
         gpu = result.machine.accelerators[0].model if result.machine.accelerators else ""
         common = {
@@ -535,6 +537,12 @@ def main() -> None:
     )
     parser.add_argument(
         "--accelerator", default="H200", help="the spread goal's machines: accelerator model contains this"
+    )
+    parser.add_argument(
+        "--min-schema",
+        type=int,
+        default=1,
+        help="only the files of this result schema or later (9: the runs that measure every point in rounds)",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args()
