@@ -466,7 +466,7 @@ def _measurement_columns(
     # of it come from those (runner.results.intervals.measurement_values)
     values = intervals.measurement_values(m, version)
     if version >= intervals.ROUNDS_SCHEMA:
-        ci = intervals.measurement_interval(values) or (None, None)
+        ci = intervals.process_interval(values) or (None, None)
     else:  # an interval of no width is none (runner.results.intervals.interval_or_none): the page says why
         ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
     pairing = pairing_of(result, m)

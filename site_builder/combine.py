@@ -110,10 +110,10 @@ def combine_plan(frame: pd.DataFrame) -> Plan | None:
     for g in stats.index[stats["lo"].isna() | stats["hi"].isna()]:
         found = intervals.measurement_interval(_run_figures(pooled[int(g)]))
         stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
-    # from ACROSS_RUNS runs on, the interval is across the runs: that of their medians, as a measurement's is of
-    # its rounds' (runner.results.intervals.measurement_interval); none where the runs' medians bound none
+    # from ACROSS_RUNS runs on, the interval is across the runs: that of their figures, as a measurement's is of
+    # its rounds' medians (runner.results.intervals.process_interval); none where the runs show no spread
     for g in stats.index[stats["n"] >= ACROSS_RUNS]:
-        found = intervals.measurement_interval(_run_figures(pooled[int(g)]))
+        found = intervals.process_interval(_run_figures(pooled[int(g)]))
         stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
     # The rows kept, in the order the earlier concatenation and stable sort gave: by start time, then the rows no
     # other run repeats, then the combined rows whose newest has no time, then the rest, each in frame order.

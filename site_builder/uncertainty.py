@@ -104,8 +104,8 @@ class Rounds(np.ndarray):
     """One run's measurement as its rounds' medians (one value per independent process, schema 9), tagged with
     what pairs them with another measurement's rounds (`pairing`: the run, framework and loop, whose CPU and
     accelerator rounds alternate). A ratio of two such sides is Student's t on the log of the rounds' medians
-    (rounds_interval), paired round by round where the two pair, never a bootstrap of three values. A slice or a
-    copy keeps the pairing."""
+    (rounds_interval), paired round by round where the two pair; a break-even draws it so too (rounds_replicates).
+    A ratio of rounds against an older file's raw samples is bootstrapped. A slice or a copy keeps the pairing."""
 
     __slots__ = ("pairing",)
     pairing: str
@@ -132,19 +132,23 @@ def rounds_interval(numerator: Rounds, denominator: Rounds, confidence: float = 
     accelerator rounds, timed in alternation) the spread is that of the per-round log ratios (n - 1 degrees of
     freedom), so a drift of the host that hits both sides of a round cancels; otherwise the two sides' log spreads
     are combined as Welch's (Welch-Satterthwaite degrees of freedom). (NaN, NaN) where the rounds show no spread."""
-    a, b = np.log(np.asarray(numerator, dtype=float)), np.log(np.asarray(denominator, dtype=float))
-    centre = math.log(float(np.median(np.asarray(numerator))) / float(np.median(np.asarray(denominator))))
-    if numerator.pairing == denominator.pairing and len(a) == len(b):
-        diff = a - b
-        se, df = float(np.std(diff, ddof=1)) / math.sqrt(len(diff)), float(len(diff) - 1)
-    else:
-        va, vb = float(np.var(a, ddof=1)) / len(a), float(np.var(b, ddof=1)) / len(b)
-        se = math.sqrt(va + vb)
-        df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 else 0.0
+    centre, se, df = _rounds_log_ratio(numerator, denominator)
     if not (se > 0 and math.isfinite(se) and df > 0):
         return math.nan, math.nan
     half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
     return math.exp(centre - half), math.exp(centre + half)
+
+
+def _rounds_log_ratio(numerator: Rounds, denominator: Rounds) -> tuple[float, float, float]:
+    """The log of the ratio of the two sides' medians, its standard error and degrees of freedom (rounds_interval)."""
+    a, b = np.log(np.asarray(numerator, dtype=float)), np.log(np.asarray(denominator, dtype=float))
+    centre = math.log(float(np.median(np.asarray(numerator))) / float(np.median(np.asarray(denominator))))
+    if numerator.pairing == denominator.pairing and len(a) == len(b):
+        diff = a - b
+        return centre, float(np.std(diff, ddof=1)) / math.sqrt(len(diff)), float(len(diff) - 1)
+    va, vb = float(np.var(a, ddof=1)) / len(a), float(np.var(b, ddof=1)) / len(b)
+    df = (va + vb) ** 2 / (va**2 / (len(a) - 1) + vb**2 / (len(b) - 1)) if va + vb > 0 else 0.0
+    return centre, math.sqrt(va + vb), df
 
 
 def point_median(samples: Sequence[float]) -> float:
@@ -200,7 +204,22 @@ def ratio_replicates(
     """Bootstrap replicates of median(numerator) / median(denominator), the two sides resampled apart."""
     if not len(numerator) or not len(denominator):
         raise ValueError("a ratio of medians needs at least one sample on each side")
+    if _rounds_of_one_run(numerator) and _rounds_of_one_run(denominator):
+        return rounds_replicates(cast(Rounds, numerator), cast(Rounds, denominator), resamples, seed)
     return median_replicates(numerator, resamples, seed, 0) / median_replicates(denominator, resamples, seed, 1)
+
+
+def rounds_replicates(
+    numerator: Rounds, denominator: Rounds, resamples: int = RESAMPLES, seed: int = SEED
+) -> np.ndarray:
+    """Replicates of a ratio of two runs' rounds as rounds_interval models it: the figure times exp(se * T), T drawn
+    from Student's t with its degrees of freedom (seeded), so that a break-even's bootstrap draws each point's
+    ratio with the spread its rounds show, not from three values resampled. No spread: the figure itself."""
+    centre, se, df = _rounds_log_ratio(numerator, denominator)
+    if not (se > 0 and df > 0):
+        return np.full(resamples, math.exp(centre))
+    draws = _rng(seed, 8, len(numerator), len(denominator)).standard_t(df, size=resamples)
+    return np.exp(centre + se * draws)
 
 
 def _picks(n: int, side: int, resamples: int, seed: int) -> np.ndarray:
@@ -389,6 +408,8 @@ def side_has_interval(samples: Sequence[float] | np.ndarray) -> bool:
     """Whether a measurement has a 95% interval as its pages show it (runner.results.intervals.measurement_interval;
     for several runs, RunSamples, whether any run has one, or else the runs' medians bound one: combine.py shows
     the combined interval so)."""
+    if isinstance(samples, Rounds):
+        return intervals.process_interval(samples.tolist()) is not None
     runs = samples.runs() if isinstance(samples, RunSamples) else [np.asarray(samples, dtype=float)]
     if any(intervals.measurement_interval(run.tolist()) is not None for run in runs):
         return True

@@ -34,7 +34,20 @@ def due(group: Group, done: dict[int, Measurement], round_: int) -> list[int]:
     later one, those whose every earlier round measured them (a point that failed or was skipped stops)."""
     if round_ == 0:
         return [i for i in group.indices if i not in done]
-    return [i for i in group.indices if i in done and done[i].status == "ok" and len(done[i].rounds) == round_]
+    return [
+        i
+        for i in group.indices
+        if i in done and done[i].status == "ok" and len(done[i].rounds) == round_ and not stopped(done[i])
+    ]
+
+
+STOPPED = "; the rounds before it stand"  # the end of the warning of a round that did not measure (merged)
+
+
+def stopped(m: Measurement) -> bool:
+    """Whether a round of the measurement failed or was skipped, so that no later round measures it (a resumed run's
+    either: its journal keeps the warning)."""
+    return any(w.endswith(STOPPED) for w in m.warnings)
 
 
 def round_budget(plan: Plan, group: Group) -> float:
@@ -50,7 +63,7 @@ def merged(previous: Measurement | None, new: Measurement, process: int, rounds:
         if previous is None:
             return new
         reason = new.error.type if new.error else (new.skip_reason or new.status)
-        warning = f"round {len(previous.rounds) + 1}: {new.status} ({reason[:300]}); the rounds before it stand"
+        warning = f"round {len(previous.rounds) + 1}: {new.status} ({reason[:300]}){STOPPED}"
         return previous.model_copy(update={"warnings": [*previous.warnings, warning]})
     if rounds == 1 and previous is None:
         return new

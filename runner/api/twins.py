@@ -71,6 +71,10 @@ class TwinRounds:
         if not self.wanted(index, m) and index not in self.failed:
             return m
         harness = harness_rounds(m)
+        if len(harness) < fidelity.MIN_ROUNDS:  # a later round failed: the point stands, its twin cannot
+            self.failed.setdefault(
+                index, f"fidelity twin not recorded: only {len(harness)} round(s) measured, a twin needs two"
+            )
         while index not in self.failed and len(self.script_s.get(index, [])) < len(harness):
             self.run(index, m, len(self.script_s.get(index, [])), pools, progress)
         if index in self.failed:

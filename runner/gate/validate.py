@@ -43,7 +43,7 @@ from runner import __version__, fidelity
 from runner.fingerprint import machine_id
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import storage, streaming
-from runner.results.intervals import split_rounds, summarize, summarize_rounds
+from runner.results.intervals import ROUNDS_SCHEMA, split_rounds, summarize, summarize_rounds
 from runner.results.schema import VERSION_PATTERN, Machine, Measurement, ResultFile
 from runner.results.storage import Problem
 from runner.workloads import known
@@ -158,10 +158,11 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
             )
         if m.device != "cpu" and (m.framework, m.device) not in synced:
             unsynced[(m.framework, m.device)] += 1
-        problems += _recomputed(path, where, m)
+        problems += _recomputed(path, where, m, result.schema_version)
         if m.fidelity is not None:
             problems += _fidelity_problems(path, where, m, result.suite.profile)
         problems += _above_peak(path, where, m, result.machine)
+    problems += _alternation_problems(path, result)
     for (framework, device), count in sorted(unsynced.items()):
         problems.append(
             Problem(
@@ -171,6 +172,34 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
                 "accelerator timings that may not wait for the device are not accepted",
             )
         )
+    return problems
+
+
+def _alternation_problems(path: str, result: ResultFile) -> list[Problem]:
+    """A point's CPU and accelerator rounds (one workload hash and framework) alternated: the CPU's round r ran before
+    the accelerator's round r, which ran before the CPU's round r + 1, over the rounds both have. The site pairs
+    such rounds round by round (site_builder.uncertainty.rounds_interval), which is narrower than two sides timed
+    apart, so a file that claims the pairing must have timed it."""
+    cpu: dict[tuple[str, str], list[int]] = {}
+    for m in result.measurements:
+        if m.device == "cpu" and m.status == "ok" and len(m.rounds) >= 2:
+            cpu[(m.workload_hash, m.framework)] = [r.process for r in m.rounds]
+    problems = []
+    for i, m in enumerate(result.measurements):
+        theirs = cpu.get((m.workload_hash, m.framework))
+        if m.device == "cpu" or m.status != "ok" or len(m.rounds) < 2 or theirs is None:
+            continue
+        mine = [r.process for r in m.rounds]
+        after = all(c < a for c, a in zip(theirs, mine, strict=False))
+        before = all(a < c for a, c in zip(mine, theirs[1:], strict=False))
+        if not (after and before):
+            problems.append(
+                Problem(
+                    path,
+                    f"measurements[{i}].rounds",
+                    f"processes {mine} did not alternate with the CPU's {theirs} (CPU, accelerator, CPU, ...)",
+                )
+            )
     return problems
 
 
@@ -238,15 +267,18 @@ def _round_problems(path: str, where: str, m: Measurement) -> list[Problem]:
     return problems
 
 
-def _recomputed(path: str, where: str, m: Measurement) -> list[Problem]:
-    """An 'ok' measurement's statistics and rates, recomputed from its raw samples (with rounds, over the rounds:
-    runner.results.intervals.summarize_rounds)."""
+def _recomputed(path: str, where: str, m: Measurement, schema_version: int) -> list[Problem]:
+    """An 'ok' measurement's statistics and rates, recomputed from its raw samples (with rounds, over the rounds by
+    the file's schema's rule: runner.results.intervals.summarize_rounds)."""
     assert m.median_s is not None
     if m.rounds:
+        if schema_version < ROUNDS_SCHEMA:
+            return [Problem(path, f"{where}.rounds", f"schema {schema_version} has no rounds (from schema 9 on)")]
         problems = _round_problems(path, where, m)
         if problems:
             return problems
-    stats = summarize_rounds(m.samples_s, [r.samples for r in m.rounds]) if m.rounds else summarize(m.samples_s)
+    sizes = [r.samples for r in m.rounds]
+    stats = summarize_rounds(m.samples_s, sizes, schema_version) if m.rounds else summarize(m.samples_s)
     of = "of the rounds' medians" if m.rounds else "of samples_s"
     ci = stats.ci95_s or (None, None)
     stated_ci = m.ci95_s or (None, None)
@@ -319,6 +351,8 @@ def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> l
             )
         )
         return problems
+    if m.rounds and sum(r.samples for r in m.rounds) != len(m.samples_s):
+        return problems  # rounds that do not cut the samples are refused already (_round_problems)
     if m.rounds:  # schema 9: the harness's side is the measurement's rounds, each its mean seconds per unit
         rounds = fidelity.harness_rounds(list(m.samples_s), [r.samples for r in m.rounds])
         if len(rounds) != f.rounds or any(_differs(a, b) for a, b in zip(f.harness_s, rounds, strict=True)):

@@ -163,15 +163,45 @@ def split_rounds(samples: list[float], sizes: list[int]) -> list[list[float]]:
     return out
 
 
-def summarize_rounds(samples: list[float], sizes: list[int]) -> Stats:
-    """A measurement of several rounds: the median and interval of its rounds' medians (one value a process), and
+def process_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float] | None:
+    """The 95% interval of a figure known by one value per independent process (a measurement's rounds' medians, a
+    machine's runs' figures): Student's t on the logarithms, n - 1 degrees of freedom, centred on the values'
+    median, median x exp(+-t sd(log x) / sqrt n). Timings are skewed and compared as ratios, so the spread is taken
+    on the log scale; nothing is clipped to the values measured (the median of three lies below the fastest one an
+    eighth of the time). None for one value, or where the values show no spread."""
+    n = len(values)
+    if n < 2 or any(not v > 0 for v in values):
+        return None
+    logs = [math.log(v) for v in values]
+    sd = statistics.stdev(logs)
+    if not sd > 0 or not math.isfinite(sd):
+        return None
+    half = _t_quantile(n - 1, confidence) * sd / math.sqrt(n)
+    med = statistics.median(values)
+    return interval_or_none(med * math.exp(-half), med * math.exp(half))
+
+
+@functools.lru_cache(maxsize=256)
+def _t_quantile(df: int, confidence: float) -> float:
+    if confidence == 0.95 and df in _T975:
+        return _T975[df]
+    from scipy.stats import t  # only past 5 degrees of freedom: the measuring child never needs it
+
+    return float(t.ppf(0.5 + confidence / 2, df))
+
+
+def summarize_rounds(samples: list[float], sizes: list[int], schema_version: int | None = None) -> Stats:
+    """A measurement of several rounds: the median of its rounds' medians (one value a process) and their interval
+    (process_interval; a file of schema 9 has median_ci's, which clipped the interval to the rounds measured), and
     the interquartile range of every sample. One round: its median, no interval."""
     medians = [statistics.median(run) for run in split_rounds(samples, sizes)]
-    ordered = sorted(medians)
-    med = statistics.median(ordered)
+    med = statistics.median(medians)
     pooled = summarize(samples)
-    found = median_ci(ordered)
-    ci = interval_or_none(*found) if found is not None else None
+    if schema_version == ROUNDS_SCHEMA:
+        found = median_ci(sorted(medians))
+        ci = interval_or_none(*found) if found is not None else None
+    else:
+        ci = process_interval(medians)
     rel = (ci[1] - ci[0]) / 2 / med if ci is not None and med > 0 else None
     return Stats(median_s=med, iqr_s=pooled.iqr_s, ci95_s=ci, rel_ci_halfwidth=rel)
 

@@ -31,12 +31,16 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   data-parallel step's `runs_as` (eager, compiled, or replayed from a CUDA graph) and a spark-* measurement's
   `spark_master` (the kind of Spark master, never its address). The notes still say the same for people. Older
   files stay valid: the site reads their notes as before.
-- 9 (benchsite 0.10.0): a measurement's `rounds`: the point measured in several independent processes (on a machine
-  with an accelerator, the CPU's and the accelerator's processes alternating), each process's own figure kept. The
-  measurement's `median_s` and `ci95_s` are then the median of the rounds' medians and its interval across them
-  (runner.results.intervals.summarize_rounds): the spread that matters is between processes, not within one.
-  `samples_s` holds every round's samples end to end. A twin's `harness_s` are the rounds themselves. Older files stay
-  valid and keep the intervals their samples allow.
+- 9 (benchsite 0.9.0 after its release): a measurement's `rounds`: the point measured in several independent processes
+  (on a machine with an accelerator, the CPU's and the accelerator's processes alternating), each process's own
+  figure kept. The measurement's `median_s` and `ci95_s` are then the median of the rounds' medians and its interval
+  across them (runner.results.intervals.summarize_rounds): the spread that matters is between processes, not within
+  one. `samples_s` holds every round's samples end to end. A twin's `harness_s` are the rounds themselves. Older files
+  stay valid and keep the intervals their samples allow.
+- 10 (benchsite 0.10.0): a measurement's `ci95_s` over its rounds is Student's t on the logarithms of the rounds'
+  medians, centred on their median (runner.results.intervals.process_interval); schema 9's was a t-interval clipped
+  to the fastest round, which holds the median of three rounds only about 85% of the time. Schema 9 files stay valid
+  and are recomputed by their own rule; the site gives every figure of rounds the new interval.
 """
 
 from __future__ import annotations
@@ -49,8 +53,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 9
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9)
+SCHEMA_VERSION = 10
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -518,7 +522,7 @@ class Run(Strict):
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9] = Field(
+    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = Field(
         description="Version of this format; see runner/results/schema.py."
     )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(
