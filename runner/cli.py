@@ -424,7 +424,8 @@ def compare(
     Per device class (CPU, accelerator) and loop: its rank among the published devices of that class that share
     a measurement with it (same suite version, profile, workload hash and framework; each machine's newest
     run), and its time against each one's, as the geometric mean over the shared measurements of the ratio of
-    medians with a 95% bootstrap interval from the raw samples. Exit code 1 if the file cannot be read.
+    medians with a 95% bootstrap interval from each measurement's values (its rounds' medians, or an older file's
+    samples). Exit code 1 if the file cannot be read.
     """
     from runner.contribute import standing
     from runner.results.storage import load

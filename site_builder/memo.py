@@ -3,7 +3,7 @@ exports.
 
 site_builder.cache keeps what each result file contributes. What the build then computes from many files changes
 only where its inputs change, and these cost most of a build from the file cache:
-- a speedup's (or any ratio of medians') 95% bootstrap interval, keyed by both sides' raw samples (and their runs),
+- a speedup's (or any ratio of medians') 95% bootstrap interval, keyed by both sides' values (and their runs),
   the resamples, the seed and the confidence (site_builder.uncertainty.interval_key);
 - a sweep's break-even and its bootstrap replicates, keyed by the sweep's points and both sides' samples at each
   (site_builder.uncertainty.break_even_replicates);

@@ -104,8 +104,9 @@ SPEEDUP_COLUMNS = {
     "median_s": "Accelerator's median seconds per unit.",
     "median_s_cpu": "The same machine's CPU median seconds per unit.",
     "speedup": "median_s_cpu / median_s: above 1 the accelerator is faster.",
-    "speedup_lo": "Low end of the speedup's 95% interval (seeded bootstrap of both sides' raw samples; where both "
-    "sides are one run, widened by the spread between runs of one machine).",
+    "speedup_lo": "Low end of the speedup's 95% interval (Student's t on the paired log ratios of the two sides' "
+    "rounds, or for files before rounds a seeded bootstrap of both sides' raw samples; where both sides are one run, "
+    "widened by the spread between runs of one machine).",
     "speedup_hi": "High end of that interval.",
     "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner; too few "
     "samples: no interval where either side has no interval of its own.",

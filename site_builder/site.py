@@ -37,8 +37,8 @@ def _standing_code() -> bytes:
 
 def _standing_interval(mine: list[Row], theirs: list[Row], seed: int) -> tuple[float, float]:
     """standing.seeded_interval, kept in the build's memo (site_builder.memo) under a hash of the standing code,
-    the seed and both sides' raw samples: a machine page's standing is drawn again only where its fastest rival or
-    either side's samples changed."""
+    the seed and both sides' values (rounds' medians, or an older file's samples): a machine page's standing is
+    drawn again only where its fastest rival or either side's values changed."""
     memo = uncertainty.MEMO
     if memo is None:
         return standing.seeded_interval(mine, theirs, seed)

@@ -139,6 +139,19 @@ def rounds_interval(numerator: Rounds, denominator: Rounds, confidence: float = 
     return math.exp(centre - half), math.exp(centre + half)
 
 
+def rounds_se2(numerator: object, denominator: object = None) -> float:
+    """The squared standard error of a run's log figure from its rounds (a measurement's: var(log x) / n; a ratio of
+    two: _rounds_log_ratio's), what its t-interval is built on; NaN where the sides are not one run's rounds."""
+    if not _rounds_of_one_run(numerator):
+        return math.nan
+    if denominator is None:
+        return float(np.var(np.log(np.asarray(numerator, dtype=float)), ddof=1)) / len(cast(Rounds, numerator))
+    if not _rounds_of_one_run(denominator):
+        return math.nan
+    _, se, _ = _rounds_log_ratio(cast(Rounds, numerator), cast(Rounds, denominator))
+    return se * se
+
+
 def _rounds_log_ratio(numerator: Rounds, denominator: Rounds) -> tuple[float, float, float]:
     """The log of the ratio of the two sides' medians, its standard error and degrees of freedom (rounds_interval)."""
     a, b = np.log(np.asarray(numerator, dtype=float)), np.log(np.asarray(denominator, dtype=float))

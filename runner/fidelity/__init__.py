@@ -50,8 +50,8 @@ INTERVAL: Interval = "welch-log"
 BOOTSTRAP = 2000  # bootstrap-median: draws, and their fixed seed (anyone recomputes the same interval)
 BOOTSTRAP_SEED = 20261124
 _BOOTSTRAP_STATE = random.Random(BOOTSTRAP_SEED).getstate()[1]  # the Mersenne Twister's 624 words and position
-# Each side of a round after the first times about this long (or the run's budget, if shorter): the spread that
-# matters is between processes, which more rounds capture better than longer ones.
+# A twin's script times about a round's share of the budget of units, at most this long: the spread that matters
+# is between processes, which more rounds capture better than longer ones.
 SIDE_S = 1.0
 # Welch's interval needs two rounds a side: a run of fewer rounds has no twin.
 MIN_ROUNDS = 2

@@ -325,7 +325,8 @@ def _recomputed(path: str, where: str, m: Measurement, schema_version: int) -> l
 
 def _fidelity_problems(path: str, where: str, m: Measurement, profile: str) -> list[Problem]:
     """A seed script's twin (runner.fidelity): the shipped transcription of this point's seed, run with this
-    point's arguments; round 1's harness figure is this measurement; the ratio, its interval and the verdict
+    point's arguments; its harness side is this measurement's rounds (before schema 9, round 1's figure is the
+    measurement's own); the ratio, its interval and the verdict
     recomputed from the two raw lists by the file's own method (its `interval`)."""
     f = m.fidelity
     assert f is not None

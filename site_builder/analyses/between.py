@@ -1,8 +1,9 @@
 """The between-run component: how far one machine's runs of one figure spread beyond what each run's own interval says,
 estimated from every machine that ran a figure more than once.
 
-A run's interval (a measurement's order-statistic interval of its median, a speedup's bootstrap of the two sides'
-samples) describes the noise inside one process. Two runs of one machine differ by more (the committed results: 10%
+A run's interval describes that run: its rounds' spread (schema 9 and later), or for an older file the noise inside
+its one process (a measurement's order-statistic interval of its median, a speedup's bootstrap of the two sides'
+samples). Two runs of one machine differ by more (the committed results: 10%
 for measurements, 22% for speedups at the median, while one run's interval is 4 to 9% wide), so a figure that rests
 on one run gets the between-run variance added to its own (uncertainty.single_run_interval).
 
@@ -10,7 +11,8 @@ The estimate is a random-effects method of moments on the log figures. A group i
 benchsite version (machine, benchsite version, profile, workload hash, framework, device: runs the site combines,
 site_builder.combine, of one harness; a speedup is paired within one run file, so its group is its accelerator
 side's), kept where at least 2 of its runs have a within-run interval. With y_gj the log figure of run j of group g,
-k_g its runs and s_gj = ln(hi_gj / lo_gj) / (2 * 1.96) the standard error its own 95% interval gives:
+k_g its runs and s_gj its within-run standard error of the log figure (for a run of rounds, that of its rounds:
+uncertainty.rounds_se2; for an older run, ln(hi_gj / lo_gj) / (2 * 1.96), what its own 95% interval gives):
 
     V     = sum_g sum_j (y_gj - mean_j y_gj)^2 / sum_g (k_g - 1)    pooled variance of a group's runs
     W     = sum_g sum_j s_gj^2 / sum_g k_g                          mean squared within-run standard error
@@ -101,10 +103,9 @@ def estimate(runs: pd.DataFrame) -> Component:
     rows = runs[has]
     if rows.empty:
         return NONE
-    rows = rows.assign(
-        y=np.log(rows["value"].to_numpy(float)),
-        s2=(np.log(rows["hi"].to_numpy(float) / rows["lo"].to_numpy(float)) / (2 * uncertainty.Z95)) ** 2,
-    )
+    from_interval = (np.log(rows["hi"].to_numpy(float) / rows["lo"].to_numpy(float)) / (2 * uncertainty.Z95)) ** 2
+    known = rows["se2"].to_numpy(float) if "se2" in rows else np.full(len(rows), np.nan)
+    rows = rows.assign(y=np.log(rows["value"].to_numpy(float)), s2=np.where(np.isnan(known), from_interval, known))
     grouped = rows.groupby(GROUP, sort=True, observed=True, dropna=False)
     size = grouped["y"].transform("size")
     rows = rows[size.to_numpy() >= 2]
@@ -125,7 +126,8 @@ def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame) -> Between:
     for figure, table in ((MEASUREMENT, measurements), (SPEEDUP, speedups)):
         if table.empty:
             continue
-        table = table[FIGURE].astype(dict.fromkeys([*GROUP, "run_id", "variant"], str))
+        table = table[[*FIGURE, *(["se2"] if "se2" in table else [])]]
+        table = table.astype(dict.fromkeys([*GROUP, "run_id", "variant"], str))
         table = table.assign(_class=[device_class(d) for d in table["device"]])
         components[(figure, ALL, ALL)] = estimate(table)
         for (cls, variant), part in table.groupby(["_class", "variant"], sort=True, observed=True):
@@ -144,7 +146,8 @@ def measurement_runs(every_run: pd.DataFrame) -> pd.DataFrame:
     """Each run's measurements with a time (status ok, a median): its figure (value, median_s) and within-run
     interval (lo, hi: the file's, as the site reads it)."""
     ok = every_run[(every_run["status"] == "ok") & every_run["median_s"].notna()]
-    return ok.assign(value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"])
+    se2 = [uncertainty.rounds_se2(s) for s in ok["samples"]]
+    return ok.assign(value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"], se2=np.asarray(se2, dtype=float))
 
 
 def speedup_runs(every_run: pd.DataFrame) -> pd.DataFrame:
@@ -157,12 +160,15 @@ def speedup_runs(every_run: pd.DataFrame) -> pd.DataFrame:
     ok = ok.astype({c: "object" for c in ok.columns if isinstance(ok[c].dtype, pd.CategoricalDtype)})
     join = ["run_id", "machine_id", "workload_hash", "framework", "profile"]
     cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "samples", "stable"]]
-    accel = ok[ok["device"] != "cpu"].drop(columns=["value", "lo", "hi"])
+    accel = ok[ok["device"] != "cpu"].drop(columns=["value", "lo", "hi", "se2"])
     joined = accel.merge(cpu, on=join, suffixes=("", "_cpu"))
     if joined.empty:
         return joined.assign(value=pd.Series(dtype=float), lo=pd.Series(dtype=float), hi=pd.Series(dtype=float))
     lo, hi = uncertainty.ratio_interval_columns(list(joined["samples_cpu"]), list(joined["samples"]))
-    return joined.assign(value=joined["median_s_cpu"] / joined["median_s"], lo=lo, hi=hi).reset_index(drop=True)
+    se2 = [uncertainty.rounds_se2(c, a) for c, a in zip(joined["samples_cpu"], joined["samples"], strict=True)]
+    return joined.assign(
+        value=joined["median_s_cpu"] / joined["median_s"], lo=lo, hi=hi, se2=np.asarray(se2, dtype=float)
+    ).reset_index(drop=True)
 
 
 def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
