@@ -128,13 +128,13 @@ def _execute_with_progress(plan: Plan, recovered: Any = None) -> tuple[ResultFil
     def label(group: Group, case: Case) -> str:
         return escape(f"{case.label()} {group.variant} {group.framework}/{group.device}")
 
-    def started(group: Group, case: Case) -> None:
-        bars.reset(current, total=plan.budget_s, description=f"  {label(group, case)} (warm-up)", visible=True)
+    def started(group: Group, case: Case) -> None:  # once a round: each round has its share of the budget
+        budget = plan.budget_s / plan.rounds_of(group)
+        bars.reset(current, total=budget, description=f"  {label(group, case)} (warm-up)", visible=True)
 
     def step(group: Group, case: Case, samples: int, elapsed: float) -> None:
-        bars.update(
-            current, completed=min(elapsed, plan.budget_s), description=f"  {label(group, case)} ({samples} samples)"
-        )
+        budget = plan.budget_s / plan.rounds_of(group)
+        bars.update(current, completed=min(elapsed, budget), description=f"  {label(group, case)} ({samples} samples)")
 
     def finished(group: Group, case: Case, m: Measurement) -> None:
         bars.advance(overall)
