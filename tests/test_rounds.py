@@ -187,3 +187,41 @@ def test_the_gate_recomputes_each_schema_by_its_own_rule_and_refuses_rounds_that
     path, _ = _file(tmp_path / "apart", [cpu, late])
     problems = [p.message for p in validate.validate([path], strict=True).errors]
     assert any("did not alternate" in p for p in problems), problems
+
+
+def test_a_twinned_point_whose_second_round_fails_keeps_its_first_round_and_the_run_goes_on(tmp_path, monkeypatch):
+    """The measuring process of depth 2's second round reports a crash (its result replaced on the way back): the
+    point keeps round 1 with a warning, is not measured in round 3, and its twin is given up rather than stopping the
+    run (a twin needs two rounds a side)."""
+    from runner import api
+    from runner.measure import executor
+    from tests.conftest import cpu_torch_plan
+
+    real, calls = executor.run_cases, []
+
+    def run_cases(job, batch, timeout_s, on_event, take=None):
+        calls.append(list(batch))
+
+        def crash_in_round_2(event):
+            second = sum(depth2_index in b for b in calls) == 2
+            if event.get("event") == "result" and event["index"] == depth2_index and second:
+                event = {
+                    "event": "result",
+                    "index": event["index"],
+                    "status": "failed",
+                    "error": {"type": "Crash", "message": "killed by signal 9", "traceback": ""},
+                }
+            on_event(event)
+
+        return real(job, batch, timeout_s, crash_in_round_2, take)
+
+    monkeypatch.setattr(executor, "run_cases", run_cases)
+    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, fidelity=True, rounds=3)
+    (group,) = plan.groups
+    depth2_index = next(i for i in group.indices if group.case(i).point["depth"] == 2)
+    measured = api.measure_group(plan, group, api.Progress())
+    depth2 = next(m for m in measured if m.point["depth"] == 2)
+    assert depth2.status == "ok" and len(depth2.rounds) == 1 and depth2.fidelity is None
+    assert any(w.startswith("round 2: failed (Crash)") for w in depth2.warnings), depth2.warnings
+    assert any(w.startswith("fidelity twin not recorded: only 1 round") for w in depth2.warnings), depth2.warnings
+    assert sum(depth2_index in batch for batch in calls) == 2  # rounds 1 and 2, never round 3

@@ -138,19 +138,22 @@ def _measure(
                     compile_ahead(plan, group, progress, done)
             states.append(GroupRounds(plan, group, measured.peaks, done))
             records.append(record)
+        finished: set[int] = set()  # the states whose measurements are in `measured` already
         try:
             for round_ in range(max(plan.rounds_of(g) for g in groups)):
                 for state, record in zip(states, records, strict=True):
                     with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
                         measure_round(state, round_, progress, record, processes)
+            for k, (state, record) in enumerate(zip(states, records, strict=True)):
+                with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
+                    measured.measurements.extend(finish_group(state, progress, record))
+                finished.add(k)
         except (executor.Interrupted, KeyboardInterrupt):
-            # the rounds that finished are written (an interrupted run's file keeps what it measured)
-            for state in states:
-                measured.measurements.extend(state.done[i] for i in state.group.indices if i in state.done)
+            # the rounds that finished are written (an interrupted run's file keeps what it measured), twins or not
+            for k, state in enumerate(states):
+                if k not in finished:
+                    measured.measurements.extend(state.done[i] for i in state.group.indices if i in state.done)
             raise
-        for state, record in zip(states, records, strict=True):
-            with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
-                measured.measurements.extend(finish_group(state, progress, record))
 
 
 def _result_file(plan: Plan, run_id: str, started: datetime, measured: _Measured) -> ResultFile:
