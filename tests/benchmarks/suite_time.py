@@ -15,6 +15,7 @@ one GPU <= 900 s. Not part of the test run.
 from __future__ import annotations
 
 import argparse
+import gzip
 import subprocess
 import sys
 import tempfile
@@ -38,7 +39,8 @@ def print_parts(log: Path) -> None:
     passes, compiled, twins, batches, servers = [], [], [], [], []
     # the lines that are not a measurement, by the key that marks them
     others = {"twin": twins, "spares": batches, "ahead_pass_s": passes, "ahead": compiled, "fork_server": servers}
-    for line in log.read_text().splitlines():
+    text = gzip.decompress(log.read_bytes()).decode() if log.suffix == ".gz" else log.read_text()
+    for line in text.splitlines():
         entry = json.loads(line)
         marked = next((kind for kind in others if kind in entry), None)
         if marked is not None:
@@ -174,7 +176,7 @@ def main() -> None:
     parser.add_argument(
         "--parts",
         type=Path,
-        help="only print the parts table of a log written by `BENCHSITE_PHASE_LOG=FILE benchsite run ...`",
+        help="only print the parts table of a log written by `BENCHSITE_PHASE_LOG=FILE benchsite run ...` (or gzipped)",
     )
     args = parser.parse_args()
     if args.parts:
