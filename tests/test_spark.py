@@ -240,11 +240,17 @@ def test_spark_workers_run_benchsite_s_interpreter_from_a_venv_that_is_not_activ
     """`/path/to/venv/bin/python -m runner run -w 'spark-*'`, the venv not activated, with a `python3` first on
     PATH that is not benchsite's interpreter (here one that refuses to run): Spark's Python workers must start the
     venv's interpreter (spark.pyspark.python), not the `python3` on PATH."""
+    import site
     import venv
 
     env_dir = tmp_path / "venv"
     venv.EnvBuilder(system_site_packages=True, with_pip=False, symlinks=True).create(env_dir)
     python = env_dir / "bin" / "python"
+    # the new venv sees the system's packages, not those of a venv the tests may run in: it adds this interpreter's
+    # own site directories (their .pth files too, as an editable install's), whichever kind of interpreter it is
+    (inner,) = env_dir.glob("lib/python*/site-packages")
+    lines = [f"import site; site.addsitedir({d!r})" for d in (*site.getsitepackages(), site.getusersitepackages())]
+    (inner / "outer_site.pth").write_text("\n".join(lines) + "\n")
     poison = tmp_path / "poison"
     poison.mkdir()
     for name in ("python3", "python"):
