@@ -424,8 +424,8 @@ class Measurement(Strict):
     iqr_s: NonNegative | None = None
     ci95_s: tuple[PositiveSeconds, PositiveSeconds] | None = Field(
         None,
-        description="95% confidence interval of the median (order statistics; t-interval below 6 values): of the "
-        "samples, or with rounds of the rounds' medians.",
+        description="95% confidence interval of the median: of the samples (order statistics; t-interval below 6), "
+        "or with rounds of the rounds' medians (Student's t on their logarithms; schema 9: clipped to the fastest).",
     )
     rel_ci_halfwidth: NonNegative | None = Field(None, description="CI half-width over the median.")
     stable: bool | None = Field(
