@@ -64,6 +64,13 @@ def test_a_measurement_of_rounds_is_its_rounds_medians_and_the_gate_recomputes_t
     fields = [p.field for p in validate.validate([path], strict=True).errors]
     assert any(f.endswith("rounds[0].median_s") for f in fields), fields
 
+    # what the measurement takes from its rounds: a file that calls it stable where its rounds were not is refused
+    assert cpu.stable is False and not any(r.stable for r in cpu.rounds)
+    path, _ = _file(tmp_path / "stable", [cpu.model_copy(update={"stable": True})])
+    assert any(p.field.endswith(".stable") for p in validate.validate([path], strict=True).errors)
+    path, _ = _file(tmp_path / "wall", [cpu.model_copy(update={"wall_s": cpu.wall_s / 2})])
+    assert any(p.field.endswith(".wall_s") for p in validate.validate([path], strict=True).errors)
+
     shuffled = cpu.model_copy(update={"rounds": [cpu.rounds[1], cpu.rounds[0], cpu.rounds[2]]})
     path, _ = _file(tmp_path / "shuffled", [shuffled])
     problems = [p.message for p in validate.validate([path], strict=True).errors]

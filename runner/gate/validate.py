@@ -244,6 +244,17 @@ def _round_problems(path: str, where: str, m: Measurement) -> list[Problem]:
             )
         ]
     problems = []
+    first, walls, stable = m.rounds[0], [r.wall_s for r in m.rounds], [r.stable for r in m.rounds]
+    joined = [  # what the measurement takes from its rounds (runner.api.rounds.merged)
+        ("warmup_s", m.warmup_s, first.warmup_s, "its first round's warm-up"),
+        ("units_per_sample", m.units_per_sample, first.units_per_sample, "its first round's units per sample"),
+        ("wall_s", m.wall_s, sum(walls) if None not in walls else None, "its rounds' wall times added"),  # type: ignore[arg-type]
+    ]
+    for name, stated, derived, what in joined:
+        if stated is not None and derived is not None and _differs(float(stated), float(derived)):
+            problems.append(Problem(path, f"{where}.{name}", f"{stated:.6g} is not {what} ({derived:.6g})"))
+    if m.stable is not None and None not in stable and m.stable != all(stable):
+        problems.append(Problem(path, f"{where}.stable", f"{m.stable} but its rounds' are {stable}"))
     processes = [r.process for r in m.rounds]
     if processes != sorted(set(processes)):
         problems.append(Problem(path, f"{where}.rounds", f"processes {processes} are not distinct and in order"))
