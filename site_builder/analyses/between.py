@@ -29,6 +29,7 @@ the same files give the same tau.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -68,29 +69,51 @@ NONE = Component(0.0, 0, 0, 0, float("nan"), float("nan"))
 
 @dataclass(frozen=True)
 class Between:
-    """tau^2 by (figure, device class, loop); (figure, "all", "all") holds the figure's estimate over every group."""
+    """tau^2 by (figure, device class, loop), over every run, and by (figure, device class, loop, era) over the runs
+    of one era (ROUNDS: runs that measure in rounds, whose own interval already holds the spread between processes;
+    SAMPLES: older runs, one process a point); (figure, "all", "all"[, era]) holds the figure's estimate over every
+    group (of that era)."""
 
-    components: dict[tuple[str, str, str], Component] = field(default_factory=dict)
+    components: dict[tuple[str, ...], Component] = field(default_factory=dict)
     machines: int = 0  # machines with a group of several runs, of either figure
 
-    def component(self, figure: str, device_class: str, variant: str) -> Component:
+    def component(self, figure: str, device_class: str, variant: str, era: str = ALL) -> Component:
+        """The era's own estimate where it has groups, else the one over every run."""
+        if era != ALL:
+            for key in ((figure, device_class, variant, era), (figure, ALL, ALL, era)):
+                found = self.components.get(key)
+                if found is not None and found.groups:
+                    return found
         found = self.components.get((figure, device_class, variant))
         if found is None or not found.groups:
             found = self.components.get((figure, ALL, ALL), NONE)
         if figure == SPEEDUP and not found.groups:
-            cpu, accelerator = (self.component(MEASUREMENT, c, variant) for c in ("cpu", "accelerator"))
+            cpu, accelerator = (self.component(MEASUREMENT, c, variant, era) for c in ("cpu", "accelerator"))
             if cpu.groups or accelerator.groups:
                 return Component(cpu.tau2 + accelerator.tau2, 0, 0, 0, float("nan"), float("nan"))
         return found
 
-    def tau2(self, figure: str, device: str, variant: str) -> float:
-        return self.component(figure, device_class(device), str(variant)).tau2
+    def tau2(self, figure: str, device: str, variant: str, era: str = ALL) -> float:
+        return self.component(figure, device_class(device), str(variant), era).tau2
 
-    def tau2_column(self, figure: str, devices: pd.Series, variants: pd.Series) -> np.ndarray:
-        """tau^2 for each row of a table, by its device and loop."""
+    def tau2_column(
+        self, figure: str, devices: pd.Series, variants: pd.Series, eras: Sequence[str] | None = None
+    ) -> np.ndarray:
+        """tau^2 for each row of a table, by its device, loop and era (era_of its samples; every run's where
+        none is given)."""
+        eras = list(eras) if eras is not None else [ALL] * len(devices)
         return np.array(
-            [self.tau2(figure, str(d), str(v)) for d, v in zip(devices, variants, strict=True)], dtype=float
+            [self.tau2(figure, str(d), str(v), e) for d, v, e in zip(devices, variants, eras, strict=True)],
+            dtype=float,
         )
+
+
+ROUNDS, SAMPLES = "rounds", "samples"  # the eras
+
+
+def era_of(*sides: object) -> str:
+    """A figure's era: ROUNDS where each side is one run's rounds (uncertainty.Rounds), else SAMPLES."""
+    return ROUNDS if all(isinstance(s, uncertainty.Rounds) for s in sides) else SAMPLES
 
 
 def device_class(device: str) -> str:
@@ -121,17 +144,22 @@ def estimate(runs: pd.DataFrame) -> Component:
 
 def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame) -> Between:
     """tau^2 for every figure, device class and loop (measurement_runs and speedup_runs' tables)."""
-    components: dict[tuple[str, str, str], Component] = {}
+    components: dict[tuple[str, ...], Component] = {}
     machines: set[str] = set()
     for figure, table in ((MEASUREMENT, measurements), (SPEEDUP, speedups)):
         if table.empty:
             continue
+        eras = table["era"] if "era" in table else pd.Series(SAMPLES, index=table.index)
         table = table[[*FIGURE, *(["se2"] if "se2" in table else [])]]
         table = table.astype(dict.fromkeys([*GROUP, "run_id", "variant"], str))
-        table = table.assign(_class=[device_class(d) for d in table["device"]])
+        table = table.assign(_class=[device_class(d) for d in table["device"]], _era=eras.to_numpy())
         components[(figure, ALL, ALL)] = estimate(table)
         for (cls, variant), part in table.groupby(["_class", "variant"], sort=True, observed=True):
             components[(figure, str(cls), str(variant))] = estimate(part)
+        for era, of_era in table.groupby("_era", sort=True, observed=True):
+            components[(figure, ALL, ALL, str(era))] = estimate(of_era)
+            for (cls, variant), part in of_era.groupby(["_class", "variant"], sort=True, observed=True):
+                components[(figure, str(cls), str(variant), str(era))] = estimate(part)
         machines |= _repeated_machines(table)
     return Between(components, len(machines))
 
@@ -147,7 +175,10 @@ def measurement_runs(every_run: pd.DataFrame) -> pd.DataFrame:
     interval (lo, hi: the file's, as the site reads it)."""
     ok = every_run[(every_run["status"] == "ok") & every_run["median_s"].notna()]
     se2 = [uncertainty.rounds_se2(s) for s in ok["samples"]]
-    return ok.assign(value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"], se2=np.asarray(se2, dtype=float))
+    era = [era_of(s) for s in ok["samples"]]
+    return ok.assign(
+        value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"], se2=np.asarray(se2, dtype=float), era=era
+    )
 
 
 def speedup_runs(every_run: pd.DataFrame) -> pd.DataFrame:
@@ -160,14 +191,19 @@ def speedup_runs(every_run: pd.DataFrame) -> pd.DataFrame:
     ok = ok.astype({c: "object" for c in ok.columns if isinstance(ok[c].dtype, pd.CategoricalDtype)})
     join = ["run_id", "machine_id", "workload_hash", "framework", "profile"]
     cpu = ok[ok["device"] == "cpu"][[*join, "median_s", "samples", "stable"]]
-    accel = ok[ok["device"] != "cpu"].drop(columns=["value", "lo", "hi", "se2"])
+    accel = ok[ok["device"] != "cpu"].drop(columns=["value", "lo", "hi", "se2", "era"])
     joined = accel.merge(cpu, on=join, suffixes=("", "_cpu"))
     if joined.empty:
         return joined.assign(value=pd.Series(dtype=float), lo=pd.Series(dtype=float), hi=pd.Series(dtype=float))
     lo, hi = uncertainty.ratio_interval_columns(list(joined["samples_cpu"]), list(joined["samples"]))
-    se2 = [uncertainty.rounds_se2(c, a) for c, a in zip(joined["samples_cpu"], joined["samples"], strict=True)]
+    pairs = list(zip(joined["samples_cpu"], joined["samples"], strict=True))
+    se2 = [uncertainty.rounds_se2(c, a) for c, a in pairs]
     return joined.assign(
-        value=joined["median_s_cpu"] / joined["median_s"], lo=lo, hi=hi, se2=np.asarray(se2, dtype=float)
+        value=joined["median_s_cpu"] / joined["median_s"],
+        lo=lo,
+        hi=hi,
+        se2=np.asarray(se2, dtype=float),
+        era=[era_of(c, a) for c, a in pairs],
     ).reset_index(drop=True)
 
 
@@ -176,7 +212,7 @@ def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
     interval widened by tau^2, uncertainty.single_run_interval), the within-run one kept as lo_within, hi_within."""
     if runs.empty:
         return runs.assign(lo_within=runs["lo"], hi_within=runs["hi"])
-    tau2 = spread.tau2_column(figure, runs["device"], runs["variant"])
+    tau2 = spread.tau2_column(figure, runs["device"], runs["variant"], runs.get("era"))
     lo, hi = uncertainty.single_run_interval(runs["value"], runs["lo"], runs["hi"], tau2)
     return runs.assign(lo_within=runs["lo"], hi_within=runs["hi"], lo=lo, hi=hi)
 
@@ -187,7 +223,8 @@ def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
     if frame.empty:
         return frame
     single = frame["runs"].to_numpy() == 1
-    tau2 = np.where(single, spread.tau2_column(MEASUREMENT, frame["device"], frame["variant"]), 0.0)
+    eras = [era_of(s) for s in frame["samples"]]
+    tau2 = np.where(single, spread.tau2_column(MEASUREMENT, frame["device"], frame["variant"], eras), 0.0)
     lo, hi = uncertainty.single_run_interval(frame["median_s"], frame["ci_lo_s"], frame["ci_hi_s"], tau2)
     return frame.assign(ci_lo_s=lo, ci_hi_s=hi)
 

@@ -61,7 +61,8 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
         joined["runs_hi_s_cpu"] / joined["runs_lo_s_cpu"], joined["runs_hi_s"] / joined["runs_lo_s"]
     )
     joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
-    tau2 = None if spread is None else spread.tau2_column(between.SPEEDUP, joined["device"], joined["variant"])
+    eras = [between.era_of(c, a) for c, a in zip(joined["samples_cpu"], joined["samples"], strict=True)]
+    tau2 = None if spread is None else spread.tau2_column(between.SPEEDUP, joined["device"], joined["variant"], eras)
     joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup", tau2)
     joined["verdict"] = verdicts(joined)
     # unstable where either side is (frames.states): the speedup rests on both

@@ -174,6 +174,8 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                     "lo": lo,
                     "hi": hi,
                     "single_process": single,
+                    "era": between.ROUNDS if rules and pairing_of(result, m) else between.SAMPLES,
+                    "se2": uncertainty.rounds_se2(side(result, m, rules)),
                 }
             )
             if single and m.samples_s:
@@ -199,6 +201,8 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
             )
             numerators.append(side(result, c, rules))
             denominators.append(side(result, m, rules))
+            speedups[-1]["era"] = between.era_of(numerators[-1], denominators[-1])
+            speedups[-1]["se2"] = uncertainty.rounds_se2(numerators[-1], denominators[-1])
     speedup_table = pd.DataFrame(speedups)
     if len(speedup_table):
         interval = uncertainty.ratio_interval_columns if rules else uncertainty.ratio_intervals
@@ -322,8 +326,8 @@ def site_rule_intervals(args: argparse.Namespace) -> Figures:
             continue
         tau2 = np.array(
             [
-                spreads[m].tau2(figure, d, v)
-                for m, d, v in zip(table["machine_id"], table["device"], table["variant"], strict=True)
+                spreads[m].tau2(figure, d, v, e)
+                for m, d, v, e in zip(table["machine_id"], table["device"], table["variant"], table["era"], strict=True)
             ]
         )
         lo, hi = uncertainty.single_run_interval(table["value"], table["lo"], table["hi"], tau2)
