@@ -26,6 +26,7 @@ class PointRunner:
             profile_ops=False,
             peaks=False,
             fidelity=False,  # the benchmark sets the seed's script beside the point itself: no in-run twin rounds
+            rounds=1,  # one measuring process per call, the whole budget: a benchmark's round is one run's round
             time_budget_s=seconds,
             output=Path(tempfile.gettempdir()),
         )
