@@ -44,7 +44,6 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from runner.results import intervals
 from runner.results.intervals import row_medians
@@ -135,7 +134,7 @@ def rounds_interval(numerator: Rounds, denominator: Rounds, confidence: float = 
     centre, se, df = _rounds_log_ratio(numerator, denominator)
     if not (se > 0 and math.isfinite(se) and df > 0):
         return math.nan, math.nan
-    half = float(student_t.ppf(0.5 + confidence / 2, df)) * se
+    half = intervals.t_quantile(df, confidence) * se
     return math.exp(centre - half), math.exp(centre + half)
 
 

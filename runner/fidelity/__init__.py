@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from runner.results.intervals import split_rounds
+
 if TYPE_CHECKING:  # the gate imports this module: it must not import the measuring code
     from runner.measure.spares import Spare
 
@@ -226,11 +228,7 @@ def harness_rounds(samples_s: list[float], sizes: list[int]) -> list[float]:
     `samples_s` by their sizes; without rounds (sizes empty), the measurement's own mean, round 1 of the older twins."""
     if not sizes:
         return [mean_per_unit(samples_s)]
-    out, at = [], 0
-    for n in sizes:
-        out.append(mean_per_unit(samples_s[at : at + n]))
-        at += n
-    return out
+    return [mean_per_unit(run) for run in split_rounds(samples_s, sizes)]
 
 
 @dataclass(frozen=True)

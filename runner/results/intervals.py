@@ -176,15 +176,16 @@ def process_interval(values: Sequence[float], confidence: float = 0.95) -> tuple
     sd = statistics.stdev(logs)
     if not sd > 0 or not math.isfinite(sd):
         return None
-    half = _t_quantile(n - 1, confidence) * sd / math.sqrt(n)
+    half = t_quantile(n - 1, confidence) * sd / math.sqrt(n)
     med = statistics.median(values)
     return interval_or_none(med * math.exp(-half), med * math.exp(half))
 
 
 @functools.lru_cache(maxsize=256)
-def _t_quantile(df: int, confidence: float) -> float:
+def t_quantile(df: float, confidence: float = 0.95) -> float:
+    """Student's t quantile of a two-sided interval of `confidence` at `df` degrees of freedom (not only whole)."""
     if confidence == 0.95 and df in _T975:
-        return _T975[df]
+        return _T975[int(df)]
     from scipy.stats import t  # only past 5 degrees of freedom: the measuring child never needs it
 
     return float(t.ppf(0.5 + confidence / 2, df))
