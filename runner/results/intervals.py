@@ -207,23 +207,17 @@ def summarize_rounds(samples: list[float], sizes: list[int], schema_version: int
     return Stats(median_s=med, iqr_s=pooled.iqr_s, ci95_s=ci, rel_ci_halfwidth=rel)
 
 
-def figure_values(samples: list[float], sizes: list[int] | None, *, one_process: bool = False) -> list[float]:
-    """What a measurement's figure and interval are computed from (measurement_interval, the site's ratios): one
-    value per independent process. Its rounds' medians where it has rounds (schema 9); for a measurement of a file
-    that measures in rounds but has none (`one_process`: `--rounds 1`), its one process's median alone, which bounds
-    no interval; for an older file's measurement (or a streaming step's latencies) its raw samples."""
-    if sizes:
-        return [statistics.median(run) for run in split_rounds(list(samples), list(sizes))]
-    if one_process and samples:
-        return [statistics.median(samples)]
-    return list(samples)
-
-
 def measurement_values(m: _Measured, schema_version: int) -> list[float]:
-    """figure_values of a result file's measurement: one process's median alone where a file of schema 9 or later
-    measured a timed point (not a streaming step's latencies) in one process."""
-    one_process = schema_version >= ROUNDS_SCHEMA and m.unit != "latency"
-    return figure_values(list(m.samples_s), [r.samples for r in m.rounds], one_process=one_process)
+    """What a result file's measurement's figure and interval are computed from (process_interval, the site's
+    ratios): one value per independent process. Its rounds' medians where it has rounds (schema 9 on); for a timed
+    point of a file that measures in rounds but has none (`--rounds 1`), its one process's median alone, which
+    bounds no interval; for an older file's measurement, or a streaming step's latencies, its raw samples."""
+    samples, sizes = list(m.samples_s), [r.samples for r in m.rounds]
+    if sizes:
+        return [statistics.median(run) for run in split_rounds(samples, sizes)]
+    if schema_version >= ROUNDS_SCHEMA and m.unit != "latency" and samples:
+        return [statistics.median(samples)]
+    return samples
 
 
 def summarize(samples: list[float]) -> Stats:
