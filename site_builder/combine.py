@@ -107,7 +107,7 @@ def combine_plan(frame: pd.DataFrame) -> Plan | None:
             pooled.setdefault(int(g), []).append(np.asarray(samples[at], dtype=float))
     # a combination of runs none of which has an interval of its own (one sample each) is bounded by its runs'
     # medians, as the run-level bootstrap draws them (runner.results.intervals.measurement_interval)
-    for g in stats.index[stats["lo"].isna() | stats["hi"].isna()]:
+    for g in stats.index[(stats["lo"].isna() | stats["hi"].isna()) & (stats["n"] < ACROSS_RUNS)]:
         found = intervals.measurement_interval(_run_figures(pooled[int(g)]))
         stats.loc[g, ["lo", "hi"]] = found if found is not None else (np.nan, np.nan)
     # from ACROSS_RUNS runs on, the interval is across the runs: that of their figures, as a measurement's is of
