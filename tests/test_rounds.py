@@ -86,7 +86,8 @@ def test_a_speedup_of_alternated_rounds_is_student_t_on_the_paired_log_ratios(tm
     c = np.log([statistics.median(r) for r in CPU_ROUNDS])
     g = np.log([statistics.median(r) for r in GPU_ROUNDS])
     centre = math.log(statistics.median(np.exp(c)) / statistics.median(np.exp(g)))
-    half = student_t.ppf(0.975, 2) * np.std(c - g, ddof=1) / math.sqrt(3)
+    assert intervals.t_quantile(2) == pytest.approx(student_t.ppf(0.975, 2), rel=1e-4)  # the table's 4.303
+    half = intervals.t_quantile(2) * np.std(c - g, ddof=1) / math.sqrt(3)
     assert found.estimate == pytest.approx(math.exp(centre))
     assert (found.lo, found.hi) == pytest.approx((math.exp(centre - half), math.exp(centre + half)))
     # the host's drift (round 2 slower on both sides) cancels in the pairs: narrower than the two sides apart
