@@ -243,6 +243,7 @@ def list_workloads(
         err.print(f"[red]error:[/red] unknown profile {profile!r}; valid profiles: {', '.join(PROFILES)}")
         raise typer.Exit(2)
     table = Table(title=f"benchsite suite ({profile} profile)")
+    reasons: list[str] = []
     for column in ("id", "seed", "unit", "points", "params", "frameworks", "what"):
         # ids and counts are what people copy into -w: never wrapped or cut; the description wraps instead
         table.add_column(column, no_wrap=column in ("id", "seed", "unit", "points"))
@@ -250,8 +251,21 @@ def list_workloads(
         cases = w.cases(profile)
         params = [c.params for c in cases if c.params]
         span = (f"{min(params):,}" if len(set(params)) == 1 else f"{min(params):,}..{max(params):,}") if params else "-"
-        table.add_row(w.id, w.seed, w.unit, str(len(cases)), span, ", ".join(w.implementations), w.title)
+        points = str(len(cases))
+        for out in (o for o in w.left_out if profile in o.profiles):
+            where = " on " + ", ".join(d.upper() if d != "cpu" else "the CPU" for d in out.devices) if out.devices else ""
+            if points != "left out":
+                points = f"{points} (not{where})" if where else "left out"
+            elsewhere = " The standard profile measures it." if "standard" not in out.profiles else ""
+            reasons.append(f"{w.id}{where}: {out.why}.{elsewhere}")
+        table.add_row(w.id, w.seed, w.unit, points, span, ", ".join(w.implementations), w.title)
     console.print(table)
+    if profile == "quick":
+        console.print("Every quick point is a standard point (the same workload hash), so the two profiles compare.")
+    if reasons:
+        console.print(f"The {profile} profile leaves out:")
+        for reason in reasons:
+            console.print(f"  {escape(reason)}", highlight=False)
 
 
 @app.command()

@@ -144,7 +144,33 @@ def test_workload_hash_identity():
     assert std[8].workload_hash("tuned") != std[8].workload_hash("as-written")
     assert std[8].workload_hash("tuned") != std[9].workload_hash("tuned")
     cifar = {p: get("cifar-lenet").cases(p)[0].workload_hash("tuned") for p in PROFILES}
-    assert len(set(cifar.values())) == 3  # different data sizes are different workloads
+    assert cifar["tiny"] != cifar["standard"]  # different data sizes are different workloads
+
+
+def test_quick_is_a_subset_of_standard_with_the_same_hashes():
+    """Every point quick measures is a standard point, unit and hash alike (fewer points, never smaller units), and
+    a point quick leaves out is left out with its reason, on the devices it names."""
+    from runner.workloads.suite import WORKLOADS
+
+    for workload in WORKLOADS:
+        standard = {
+            case.workload_hash(v): (case.unit, case.samples_per_unit, case.flops_per_unit)
+            for case in workload.cases("standard")
+            for v in workload.variants
+        }
+        for case in workload.cases("quick"):
+            for variant in workload.variants:
+                digest = case.workload_hash(variant)
+                assert digest in standard, (workload.id, case.point, variant)
+                assert standard[digest] == (case.unit, case.samples_per_unit, case.flops_per_unit)
+    depth = get("depth-sweep")
+    assert len(depth.cases("quick")) < len(depth.cases("standard"))
+    lenet, mnist = get("cifar-lenet"), get("mnist-cnn")
+    assert lenet.left_out_on("quick", "cpu") is not None and lenet.left_out_on("quick", "cuda") is None
+    assert lenet.left_out_on("standard", "cpu") is None
+    assert all(mnist.left_out_on("quick", d) is not None for d in ("cpu", "cuda", "rocm", "mps"))
+    assert get("transformer-ddp").left_out_on("standard", "cpu") is not None
+    assert get("transformer-ddp").left_out_on("tiny", "cpu") is None  # the tests' gloo points
 
 
 def test_select_by_pattern_and_errors_list_valid_ids():

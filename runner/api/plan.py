@@ -266,10 +266,11 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
         notes.append("No GPU found: running on the CPU only.")
 
     groups: list[Group] = []
+    left_out: dict[str, list[str]] = {}  # why -> what the profile leaves out for that reason
     for workload in workloads:
         cases = workload.cases(options.profile)
         if not cases:
-            continue  # e.g. the data-parallel workload has no point in the quick profile
+            continue
         missing_modules = [m for m in workload.requires if importlib.util.find_spec(m) is None]
         for framework, kinds in devices.items():
             skip = None
@@ -283,7 +284,19 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                 if variant not in workload.variants:
                     continue
                 for kind in kinds:
+                    out = workload.left_out_on(options.profile, kind)
+                    if out is not None:
+                        where = "" if not out.devices else " on the CPU" if kind == "cpu" else f" on {kind.upper()}"
+                        left_out.setdefault(out.why, []).append(workload.id + where)
+                        continue
                     groups += _groups(workload, framework, kind, variant, cases, skip, device_count(machine, kind))
+    for why, what in left_out.items():
+        notes.append(f"The {options.profile} profile leaves out {', '.join(dict.fromkeys(what))}: {why}.")
+    if not groups and left_out:
+        raise PlanError(
+            f"nothing to measure: {' '.join(notes[-len(left_out) :])} The standard profile measures it "
+            "(--profile standard)."
+        )
     budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
     timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
     return Plan(options, machine, software, devices, groups, notes, budget, timeout, phases)

@@ -88,6 +88,16 @@ class Deviation:
 
 
 @dataclass(frozen=True)
+class LeftOut:
+    """Where some profiles do not measure a workload, and why (the run's plan says so): the quick profile leaves out
+    a point whose seed-size unit is too long for it rather than shrink the unit (quick is a subset of standard)."""
+
+    profiles: tuple[str, ...]
+    devices: tuple[str, ...]  # device kinds (cpu, cuda, rocm, mps); empty: every device
+    why: str
+
+
+@dataclass(frozen=True)
 class Workload:
     id: str
     seed: str
@@ -117,6 +127,12 @@ class Workload:
     # point that fails stops the ladder there, and the points above it are recorded as skipped, with the reason
     # (runner.measure.worker.failed_below), rather than each failing the same way.
     ladder: str | None = None
+    # The profiles and devices that do not measure this workload, and why.
+    left_out: tuple[LeftOut, ...] = ()
+
+    def left_out_on(self, profile: str, device: str) -> LeftOut | None:
+        """Where `profile` does not measure this workload on `device`, why; None where it does."""
+        return next((o for o in self.left_out if profile in o.profiles and (not o.devices or device in o.devices)), None)
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------
