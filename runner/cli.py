@@ -73,7 +73,7 @@ def run(**values: Any) -> None:
         raise typer.Exit(130)
     _print_summary(result)
     _print_time_and_convergence(plan, result)
-    _print_standing(result, plan.options.results_dir)
+    _print_standing(result, plan.options.results_dir, path)
     failed = [m for m in result.measurements if m.status == "failed"]
     console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
     if result.run.interrupted:
@@ -253,7 +253,9 @@ def list_workloads(
         span = (f"{min(params):,}" if len(set(params)) == 1 else f"{min(params):,}..{max(params):,}") if params else "-"
         points = str(len(cases))
         for out in (o for o in w.left_out if profile in o.profiles):
-            where = " on " + ", ".join(d.upper() if d != "cpu" else "the CPU" for d in out.devices) if out.devices else ""
+            where = (
+                " on " + ", ".join(d.upper() if d != "cpu" else "the CPU" for d in out.devices) if out.devices else ""
+            )
             if points != "left out":
                 points = f"{points} (not{where})" if where else "left out"
             elsewhere = " The standard profile measures it." if "standard" not in out.profiles else ""
@@ -400,28 +402,63 @@ def validate(
         raise typer.Exit(1)
 
 
-def _print_standing(result: ResultFile, against: Path) -> None:
-    """Where this file's machine stands against the published ones (runner.contribute.standing). Never fails the run: a
+def _answer(result: ResultFile, against: Path, path: Path | None) -> tuple[Any, list[Any]]:
+    """site_builder.answer's Answer and its standings against a results folder where the site's extra is installed;
+    else (None, the standings of runner.contribute.standing alone, with within-run intervals: the site's open data
+    holds no spread between runs)."""
+    from runner.contribute import standing
+
+    try:
+        if against.suffix == ".parquet":
+            raise ImportError
+        from site_builder.answer import answer
+    except ImportError:  # pandas or pyarrow missing, or the open data
+        return None, standing.standing(result, standing.published_rows(against) if against.exists() else [])
+    found = answer(result, path, against)
+    return found, found.standings
+
+
+def _print_standing(result: ResultFile, against: Path, path: Path | None = None) -> None:
+    """What this file answers (site_builder.answer, where the site's extra is installed: the verdicts and standing
+    with the site's intervals; else runner.contribute.standing alone, within-run intervals). Never fails the run: a
     results folder that cannot be read is said and skipped."""
     from runner.contribute import standing
 
     try:
-        rows = standing.published_rows(against) if against.exists() else []
+        found, places = _answer(result, against, path)
     except (OSError, ValueError, KeyError) as exc:
         err.print(f"[yellow]Could not read {escape(str(against))} to compare: {escape(str(exc))}[/yellow]")
         return
-    places = standing.standing(result, rows)
+    mine = {(r.workload_hash, r.framework, standing.device_class(r.device)) for r in standing.rows_of(result)}
     if not places:
         console.print(
             f"\nWhere it stands: no published machine in {escape(str(against))} shares a measurement with this file "
-            f"(suite {result.suite.version}, profile {result.suite.profile})."
+            f"({len(mine)} measurements of suite {result.suite.version})."
+        )
+    else:
+        console.print(
+            f"\n[bold]Where this machine stands[/bold] (against {escape(str(against))}; time ratios, 95% intervals):"
+        )
+        for place in places:
+            console.print(f"  {escape(place.sentence())}", highlight=False, soft_wrap=True)
+    if found is None:
+        hint = "" if against.suffix == ".parquet" else ", pip install 'benchsite[site]'"
+        console.print(
+            f"  (intervals within these runs only: a results folder and the site's extra{hint} give the spread "
+            "between runs of one machine and the CPU-or-accelerator verdicts)",
+            highlight=False,
         )
         return
-    console.print(
-        f"\n[bold]Where this machine stands[/bold] (against {escape(str(against))}; time ratios, 95% intervals):"
-    )
-    for place in places:
-        console.print(f"  {escape(place.sentence())}", highlight=False, soft_wrap=True)
+    if found.note:
+        console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
+    if not result.machine.accelerators:
+        return
+    if not found.verdicts:
+        console.print("\nCPU or accelerator: no point of this file was measured on both.")
+        return
+    console.print("\n[bold]CPU or accelerator on this machine[/bold] (CPU time / accelerator time, 95% intervals):")
+    for verdict in found.verdicts:
+        console.print(f"  {escape(verdict.sentence())}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -436,12 +473,12 @@ def compare(
     """Where a result file's machine stands against the published machines, offline.
 
     Per device class (CPU, accelerator) and loop: its rank among the published devices of that class that share
-    a measurement with it (same suite version, profile, workload hash and framework; each machine's newest
-    run), and its time against each one's, as the geometric mean over the shared measurements of the ratio of
-    medians with a 95% bootstrap interval from each measurement's values (its rounds' medians, or an older file's
-    samples). Exit code 1 if the file cannot be read.
-    """
-    from runner.contribute import standing
+    a measurement with it (the same workload hash and framework, whatever the profile: a quick point is a standard
+    point; each machine's newest run), and its time against the fastest one's, as the geometric mean over the
+    shared measurements of the ratio of medians with a 95% interval from each measurement's rounds (Student's t),
+    widened by the spread between runs of one machine where the site's extra is installed. On a machine with an
+    accelerator, also each speedup of the file with its interval and verdict. Exit code 1 if the file cannot be
+    read."""
     from runner.results.storage import load
 
     result, problems = load(file)
@@ -453,10 +490,10 @@ def compare(
         err.print(f"[red]error:[/red] {escape(str(against))} does not exist")
         raise typer.Exit(1)
     if as_json:
-        places = standing.standing(result, standing.published_rows(against))
+        _, places = _answer(result, against, file)
         typer.echo(json.dumps([{**p.__dict__, "versus": [v.__dict__ for v in p.versus]} for p in places], indent=2))
         return
-    _print_standing(result, against)
+    _print_standing(result, against, file)
 
 
 @app.command("check-pr")

@@ -7,10 +7,7 @@ handed to every page's render function (site_builder.pages, opendata, reference,
 from __future__ import annotations
 
 import functools
-import hashlib
-import struct
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -18,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from runner.contribute import standing
-from runner.contribute.standing import Published, Row
-from site_builder import memo, uncertainty
+from runner.contribute.standing import Published
+from site_builder import memo
 from site_builder.analyses import between
 from site_builder.analyses.crossovers import batch_crossovers, crossovers
 from site_builder.analyses.frames import plain, states, with_peak_share
@@ -28,32 +25,6 @@ from site_builder.analyses.speedups import speedups
 from site_builder.collect import Collector
 from site_builder.columns import KEY
 from site_builder.machines import Machines
-
-
-@functools.cache
-def _standing_code() -> bytes:
-    return hashlib.sha256(Path(standing.__file__).read_bytes()).digest()
-
-
-def _standing_interval(mine: list[Row], theirs: list[Row], seed: int) -> tuple[float, float]:
-    """standing.seeded_interval, kept in the build's memo (site_builder.memo) under a hash of the standing code,
-    the seed and both sides' values (rounds' medians, or an older file's samples): a machine page's standing is
-    drawn again only where its fastest rival or either side's values changed."""
-    memo = uncertainty.MEMO
-    if memo is None:
-        return standing.seeded_interval(mine, theirs, seed)
-    digest = hashlib.blake2b(_standing_code(), digest_size=16, person=b"standing")
-    digest.update(struct.pack("<qq", seed, len(mine)))
-    for row in (*mine, *theirs):
-        digest.update(struct.pack("<q", len(row.samples_s)))
-        digest.update(np.asarray(row.samples_s, dtype="<f8").tobytes())
-    key = digest.digest()
-    found = memo.get_intervals([key])[0]
-    if found is not None:
-        return found
-    lo, hi = standing.seeded_interval(mine, theirs, seed)
-    memo.put_intervals([key], np.array([lo]), np.array([hi]))
-    return lo, hi
 
 
 def _positions(frame: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -237,19 +208,16 @@ class Site:
 
     def standing(self, machine_id: str) -> list[standing.Standing]:
         """Where one machine stands against the others in the compared slice (runner.contribute.standing)."""
-        if self.suite is None or self.profile is None or self.frame.empty:
+        if self.frame.empty:
             return []
         mine = self._table_rows.rows(self._by_machine.get(machine_id, _NONE))
         # the page names the fastest other device alone: the rank counts every one, the list keeps the first
-        return standing.standing_of(
-            machine_id, self.suite, self.profile, mine, self._published, keep=1, interval=_standing_interval
-        )
+        return standing.standing_of(machine_id, mine, self._published, keep=1, tau2=self.spread.tau2_of_time)
 
     @functools.cached_property
     def _published(self) -> Published:
         """The compared slice's rows indexed once for every machine page's standing."""
-        assert self.suite is not None and self.profile is not None
-        return Published.from_table(self._table_rows, self.suite, self.profile)
+        return Published.from_table(self._table_rows)
 
     # Each machine's rows are found by their positions, grouped once: a scan of every row per machine page made the
     # build grow with the square of the machines, and a frame held per machine cost memory for every machine at

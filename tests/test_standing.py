@@ -44,11 +44,17 @@ def test_rank_and_ratio_against_the_fastest_with_an_interval():
     assert "1st of 3 accelerators" in gpu.sentence() and "takes 2.0" in gpu.sentence()
 
 
-def test_a_machine_is_never_compared_with_itself_nor_across_suites_or_profiles():
+def test_a_machine_is_never_compared_with_itself_and_is_compared_by_hash_whatever_the_profile():
+    """A quick point is a standard point (the same workload hash): a quick run compares with standard runs; another
+    hash (another suite version, point or loop) never compares."""
     mine = _machine("mine", 2.0, 1.0, seed=4)
     assert standing.standing(mine, standing.rows_of(mine)) == []
     other = _machine("other", 1.0, 1.0, seed=5)
-    elsewhere = [standing.Row(**{**r.__dict__, "profile": "standard"}) for r in standing.rows_of(other)]
+    standard = [standing.Row(**{**r.__dict__, "profile": "standard"}) for r in standing.rows_of(other)]
+    assert mine.suite.profile != "standard"
+    places = standing.standing(mine, standard)
+    assert [p.versus[0].shared for p in places] == [2, 2]
+    elsewhere = [standing.Row(**{**r.__dict__, "workload_hash": "0" * 16}) for r in standing.rows_of(other)]
     assert standing.standing(mine, elsewhere) == []
 
 
@@ -114,12 +120,12 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
                                 samples,
                             )
                         )
-    index = standing.Published(rows, 3, "standard")
+    index = standing.Published(rows)
     for m in range(30):
         me = f"m{m:02d}"
         mine = [r for r in rows if r.machine_id == me]
-        places = standing.standing_of(me, 3, "standard", mine, index)
-        short = standing.standing_of(me, 3, "standard", mine, index, keep=1)
+        places = standing.standing_of(me, mine, index)
+        short = standing.standing_of(me, mine, index, keep=1)
         assert [(p.rank, p.of, p.versus[:1]) for p in places] == [(p.rank, p.of, p.versus) for p in short]
         for place in places:
             own = {
@@ -149,7 +155,7 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
 def test_the_index_from_a_table_matches_the_index_from_rows():
     """The site indexes its frame without a Row per measurement (Published.from_table over TableRows); every
     standing must be the one the rows give: the newest run of each machine's measurement (the first in table order
-    among equal dates), rows of other suites, profiles, statuses, units and data-parallel points left out, a row
+    among equal dates, whatever its profile), rows of other statuses, units and data-parallel points left out, a row
     without samples left out, and a machine's own rows as the table orders them."""
     import pandas as pd
 
@@ -157,6 +163,7 @@ def test_the_index_from_a_table_matches_the_index_from_rows():
     records = []
     for _ in range(1500):
         m = int(rng.integers(0, 25))
+        suite = int(rng.choice([2, 3], p=[0.1, 0.9]))
         samples = None if rng.random() < 0.03 else RunSamples([np.exp(rng.normal(m % 6, 0.05, 5))] * 2)
         records.append(
             {
@@ -164,10 +171,10 @@ def test_the_index_from_a_table_matches_the_index_from_rows():
                 "device": ("cpu", "cuda", "rocm")[m % 3] if rng.random() < 0.5 else "cpu",
                 "device_name": f"device {m % 4}",
                 "workload": "w",
-                "workload_hash": f"h{rng.integers(0, 6)}",
+                "workload_hash": f"s{suite}h{rng.integers(0, 6)}",  # the hash holds the suite version
                 "framework": ("torch", "jax")[int(rng.integers(0, 2))],
                 "variant": ("as-written", "tuned")[int(rng.integers(0, 2))],
-                "suite": int(rng.choice([2, 3], p=[0.1, 0.9])),
+                "suite": suite,
                 "profile": str(rng.choice(["standard", "quick"], p=[0.85, 0.15])),
                 # few distinct dates: many ties, where the first in table order must win
                 "started_at": pd.Timestamp("2026-11-20", tz="UTC") + pd.Timedelta(hours=int(rng.integers(0, 4))),
@@ -182,8 +189,8 @@ def test_the_index_from_a_table_matches_the_index_from_rows():
         table[column] = table[column].astype("category")
     rows = standing.rows_from_table(table)
     assert rows and len(rows) < len(table)
-    by_rows = standing.Published(rows, 3, "standard")
-    by_table = standing.Published.from_table(standing.TableRows(table), 3, "standard")
+    by_rows = standing.Published(rows)
+    by_table = standing.Published.from_table(standing.TableRows(table))
 
     def plain(row: standing.Row) -> tuple:
         return (*(getattr(row, f) for f in row.__dataclass_fields__ if f != "samples_s"), list(row.samples_s))
@@ -197,6 +204,56 @@ def test_the_index_from_a_table_matches_the_index_from_rows():
         mine = [r for r in rows if r.machine_id == m]
         positions = np.flatnonzero(table["machine_id"].to_numpy() == m)
         assert [plain(r) for r in table_rows.rows(positions)] == [plain(r) for r in mine]
-        assert standing.standing_of(m, 3, "standard", mine, by_table) == standing.standing_of(
-            m, 3, "standard", mine, by_rows
-        )
+        assert standing.standing_of(m, mine, by_table) == standing.standing_of(m, mine, by_rows)
+
+
+def test_the_ratio_interval_covers_the_true_ratio_95_percent_of_the_time_and_widens_by_the_between_run_spread():
+    """ratio_interval over rounds (3 processes a side, two shared measurements): Student's t with Welch's degrees of
+    freedom holds the true ratio in about 95% of seeded draws; a between-run tau^2 widens it; a side of one process
+    has no interval."""
+    rng = np.random.default_rng(13)
+
+    def side(median: float, n: int = 3) -> standing.Row:
+        values = tuple(np.exp(rng.normal(np.log(median), 0.1, n)))
+        return standing.Row("m", "cpu", "CPU", "w", "h", "torch", "as-written", 3, "quick", "2026", values, True)
+
+    held, draws = 0, 2000
+    for _ in range(draws):
+        lo, hi = standing.ratio_interval([side(2.0), side(4.0)], [side(1.0), side(2.0)])
+        held += lo < 2.0 < hi
+    assert 0.93 < held / draws < 0.97
+    mine, theirs = [side(2.0), side(4.0)], [side(1.0), side(2.0)]
+    narrow, wide = standing.ratio_interval(mine, theirs), standing.ratio_interval(mine, theirs, tau2=0.01)
+    assert wide[0] < narrow[0] < narrow[1] < wide[1]
+    assert np.isnan(standing.ratio_interval([side(2.0, n=1)], [side(1.0)])[0])
+
+
+def test_a_first_quick_run_is_placed_among_the_committed_standard_runs(tmp_path):
+    """A real quick run (tabular-mlp, PyTorch, the CPU, two rounds) against the committed results, which hold
+    standard runs: its points are standard points, so the run ends with its CPU's rank among the published CPUs and
+    how many measurements it rests on. Nothing is written under results/."""
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    results = Path(__file__).resolve().parents[1] / "results"
+    before = sorted(results.rglob("*.yaml"))
+    out = tmp_path / "quick.yaml"
+    args = ["run", "--profile", "quick", "-w", "tabular-mlp", "-f", "torch", "-d", "cpu", "--rounds", "2"]
+    args += ["--time-budget", "0.2", "--no-equivalence", "--no-profiler", "--output", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "runner", *args, "--results-dir", str(results)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**__import__("os").environ, "COLUMNS": "200"},
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    text = " ".join(done.stdout.split())
+    assert "Where this machine stands" in text, text[-2000:]
+    ranks = re.findall(r"your CPU \([^)]*\): (\d+)(?:st|nd|rd|th) of (\d+) CPUs on the (as-written|tuned) loops", text)
+    assert {loop for _, _, loop in ranks} == {"as-written", "tuned"}
+    assert all(1 <= int(rank) <= int(of) and int(of) >= 2 for rank, of, _ in ranks)
+    assert re.search(r"\(1 shared measurement\)", text)
+    assert out.exists() and sorted(results.rglob("*.yaml")) == before

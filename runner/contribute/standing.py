@@ -3,16 +3,17 @@
 For one result file and a set of published measurements (the result files under `results/`, or the site's open
 data `data/measurements.parquet`), per device class (the CPU; an accelerator) and loop (as-written, tuned):
 
-- each published machine's device that shares at least one measurement with this file (the same workload hash,
-  so the same suite point, loop and data, and the same framework; only `ok` measurements of the same suite
-  version and profile) is compared pairwise: the ratio of this file's time to its time, per shared measurement
-  the ratio of the medians, over the shared measurements their geometric mean, with a 95% interval from a
-  seeded bootstrap of the raw samples on both sides;
-- this file's rank among those devices, fastest first (a device is ahead when its ratio is above 1), and the
-  ratio against the fastest one.
+- each published machine's device that shares at least one measurement with this file (the same workload hash, so
+  the same suite version, point, loop and data, and the same framework, whatever the profile: a quick point is a
+  standard point; only `ok` measurements) is compared pairwise: the ratio of this file's time to its time, per
+  shared measurement the ratio of the medians, over the shared measurements their geometric mean;
+- this file's rank among those devices, fastest first (a device is ahead when its ratio is above 1), and the ratio
+  against the fastest one with its 95% interval (ratio_interval): Student's t on the log values of each side (one
+  value per process in a file measured in rounds), Welch's degrees of freedom, and where the caller knows it (the
+  site's between-run spread) the spread between runs of one machine on each side.
 
-A machine's newest run counts for each measurement, and a machine is never compared with itself. Nothing here
-reads the site: `benchsite run` prints this at its end and `benchsite compare FILE` for any file.
+A machine's newest run counts for each measurement, and a machine is never compared with itself. `benchsite run`
+prints this at its end, `benchsite compare FILE` for any file, and each machine page shows its own.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ from typing import Any
 import numpy as np
 
 from runner.results import intervals
-from runner.results.intervals import row_medians
 from runner.results.schema import ResultFile
 
-BOOTSTRAP = 1000
-SEED = 20261124
+# A side's between-run variance of a log time (site_builder.analyses.between), by device kind, loop and whether the
+# side was measured in rounds (its own interval then holds the spread between processes already).
+Tau2 = Callable[[str, str, bool], float]
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Row:
     # what the figure is computed from (runner.results.intervals.measurement_values: one value per round where the
     # file measures in rounds); an array where the rows come from the site's frame
     samples_s: tuple[float, ...] | np.ndarray
+    rounds: bool = False  # whether the values are the rounds' medians of one run (schema 9 on)
 
     @property
     def device_class(self) -> str:
@@ -68,8 +70,8 @@ def device_class(device: str) -> str:
 
 @dataclass(frozen=True)
 class Versus:
-    """This file's time over another machine's device's, over the measurements the two share. The bootstrap
-    interval (lo, hi) is drawn for the fastest device only, the one a standing names; None for the others."""
+    """This file's time over another machine's device's, over the measurements the two share. The interval (lo, hi)
+    is computed for the fastest device only, the one a standing names; None for the others."""
 
     machine_id: str
     device_name: str
@@ -95,7 +97,7 @@ class Standing:
 
     def sentence(self) -> str:
         """E.g. 'your CPU (AMD EPYC): 3rd of 7 CPUs on the as-written loops; 1.40x (1.30 .. 1.50) the time of
-        the fastest (machine 0c9b..., Intel Xeon).'"""
+        the fastest (Intel Xeon in machine 0c9b..., 12 shared measurements).'"""
         what = f"your {self.device_class} ({self.device_name}): {_ordinal(self.rank)} of {self.of} {self.device_class}s"
         what += f" on the {self.variant} loops"
         best = self.fastest
@@ -103,7 +105,7 @@ class Standing:
             shown = intervals.NO_INTERVAL if best.lo is None or best.hi is None else f"{best.lo:.2f} .. {best.hi:.2f}"
             return (
                 f"{what}; {best.ratio:.2f}x ({shown}) the time of the fastest "
-                f"({best.device_name} in machine {best.machine_id}, {best.shared} shared measurement(s))."
+                f"({best.device_name} in machine {best.machine_id}, {_shared(best.shared)})."
             )
         # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
         nearest = self.versus[0] if self.versus else None
@@ -116,8 +118,12 @@ class Standing:
         )
         return (
             f"{what}; the next, {nearest.device_name} in machine {nearest.machine_id}, takes "
-            f"{1 / nearest.ratio:.2f}x ({shown}) your time."
+            f"{1 / nearest.ratio:.2f}x ({shown}) your time ({_shared(nearest.shared)})."
         )
+
+
+def _shared(n: int) -> str:
+    return f"{n} shared measurement{'s' if n != 1 else ''}"
 
 
 def _ordinal(n: int) -> str:
@@ -140,6 +146,7 @@ def rows_of(result: ResultFile) -> list[Row]:
             result.suite.profile,
             result.run.started_at.isoformat(),
             tuple(intervals.measurement_values(m, result.schema_version)),
+            len(m.rounds) >= 2,
         )
         for m in result.measurements
         if m.status == "ok" and m.samples_s and m.unit != "latency" and "world_size" not in m.point
@@ -192,6 +199,8 @@ class TableRows:
         self.suites = table["suite"].to_numpy()
         self._started = table["started_at"].array
         self.samples = table["samples_s" if "samples_s" in table else "samples"].to_numpy()
+        # a measurement of rounds has what pairs them (the frame's and the open data's `pairing`, empty otherwise)
+        self._pairing = table["pairing"].array if "pairing" in table else None
         self.timed = timed(table)
 
     def row(self, i: int) -> Row | None:
@@ -215,6 +224,7 @@ class TableRows:
             profile,
             started.isoformat() if hasattr(started, "isoformat") else str(started),
             samples,
+            self._pairing is not None and isinstance(self._pairing[i], str) and bool(self._pairing[i]),
         )
 
     def compared(self, i: int) -> Row:
@@ -246,45 +256,64 @@ def _newest(rows: Iterable[Row]) -> dict[tuple[str, str, str, str], Row]:
     return newest
 
 
-def _median_draws(samples: tuple[float, ...] | np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    x = np.asarray(samples, dtype=float)
-    return row_medians(x[rng.integers(0, len(x), size=(BOOTSTRAP, len(x)))])
+def _log_spread(values: tuple[float, ...] | np.ndarray) -> tuple[float, float, int]:
+    """A side's log median, the squared standard error of its log figure (var(log x) / n) and its degrees of
+    freedom; NaN where it has fewer than 2 values or no spread (one process: no interval). Plain Python: a side is
+    a few rounds' medians, and a site asks once per machine page."""
+    ordered = sorted(float(v) for v in values)
+    n = len(ordered)
+    if n == 0 or not ordered[0] > 0:
+        return math.nan, math.nan, 0
+    half = n // 2
+    centre = math.log(ordered[half] if n % 2 else (ordered[half - 1] + ordered[half]) / 2)
+    if n < 2:
+        return centre, math.nan, 0
+    logs = [math.log(v) for v in ordered]
+    mean = sum(logs) / n
+    v = sum((x - mean) ** 2 for x in logs) / (n - 1) / n
+    return centre, (v if v > 0 and math.isfinite(v) else math.nan), n - 1
 
 
-def _interval(mine: list[Row], theirs: list[Row], rng: np.random.Generator) -> tuple[float, float]:
-    """The bootstrap 95% interval of the ratio (the geometric mean over the pairs of my median over theirs):
-    every pair's medians resampled from its raw samples. None (NaN, NaN) where a measurement on either side has no
-    interval of its own (runner.results.intervals.measurement_interval), as for any ratio of measurements."""
-    if any(intervals.measurement_interval(list(r.samples_s)) is None for r in (*mine, *theirs)):
+def ratio_interval(mine: list[Row], theirs: list[Row], tau2: float = 0.0) -> tuple[float, float]:
+    """The 95% interval of a standing's ratio, the geometric mean over pairs of measurements of my median over theirs.
+    Each pair's log ratio has the standard error of its two sides (each var(log values) / n: a side's values are its
+    rounds' medians, one per process, or an older file's samples); the mean over K pairs has their variances summed
+    over K^2, plus `tau2`, the two machines' runs' spread (one shift of a whole run, common to its measurements, so
+    not divided by K); Student's t with Welch-Satterthwaite's degrees of freedom. (NaN, NaN) where a measurement on
+    either side has fewer than 2 values or no spread: such a ratio has no interval."""
+    k = len(mine)
+    if k == 0:
         return math.nan, math.nan
-    draws = np.zeros(BOOTSTRAP)
+    logs, parts = [], []
     for m, t in zip(mine, theirs, strict=True):
-        draws += np.log(_median_draws(m.samples_s, rng) / _median_draws(t.samples_s, rng))
-    draws /= len(mine)
-    lo, hi = np.percentile(draws, [2.5, 97.5])
-    return float(np.exp(lo)), float(np.exp(hi))
-
-
-def seeded_interval(mine: list[Row], theirs: list[Row], seed: int) -> tuple[float, float]:
-    """`_interval` with the generator a standing gives the device at `seed` (its place among those compared)."""
-    return _interval(mine, theirs, np.random.default_rng([SEED, seed]))
+        (cm, vm, dm), (ct, vt, dt) = _log_spread(m.samples_s), _log_spread(t.samples_s)
+        if math.isnan(vm) or math.isnan(vt):
+            return math.nan, math.nan
+        logs.append(cm - ct)
+        parts += [(vm / k**2, dm), (vt / k**2, dt)]
+    within = sum(v for v, _ in parts)
+    se2 = within + max(float(tau2), 0.0)
+    df = se2**2 / sum(v * v / d for v, d in parts)  # the between-run part: infinite degrees of freedom
+    half = intervals.t_quantile(df) * math.sqrt(se2)
+    centre = sum(logs) / k
+    return math.exp(centre - half), math.exp(centre + half)
 
 
 class Published:
-    """The published rows of one suite version and profile, indexed once for any number of standings (the site
-    asks for one per machine page): each machine's newest measurement per device, workload hash and framework,
+    """The published rows, indexed once for any number of standings (the site asks for one per machine page): each
+    machine's newest measurement per device, workload hash and framework,
     grouped by (machine, device, device name, loop), and per loop and device class one matrix of the groups'
     medians (a row per group in the index's order, a column per (workload hash, framework), NaN where a group did
     not measure it), so that one standing compares with every group at once instead of one group at a time.
     `from_table` makes the same index from the site's frame without a Row per measurement."""
 
-    def __init__(self, rows: Iterable[Row], suite: int, profile: str):
-        newest = list(_newest(r for r in rows if r.suite == suite and r.profile == profile).values())
+    def __init__(self, rows: Iterable[Row]):
+        newest = list(_newest(rows).values())
         keys = [(r.machine_id, r.device, r.device_name, r.variant) for r in newest]
-        self._make(suite, profile, keys, newest, [(r.workload_hash, r.framework) for r in newest], newest.__getitem__)
+        self._make(keys, newest, [(r.workload_hash, r.framework) for r in newest], newest.__getitem__)
 
     @classmethod
-    def from_table(cls, rows: TableRows, suite: int, profile: str) -> Published:
+    def from_table(cls, rows: TableRows) -> Published:
         """The index of the compared rows of a table (TableRows), the same as Published(rows_from_table(table), ...)
         gives: the newest of each machine, device, workload hash and framework is the latest started, the first
         in table order among equals (as `_newest` keeps it); only those rows' medians are computed, and a Row is
@@ -292,8 +321,7 @@ class Published:
         import pandas as pd
 
         table = rows.table
-        keep = rows.timed & (rows.suites == suite) & np.asarray(table["profile"] == profile, dtype=bool)
-        positions = np.flatnonzero(keep)
+        positions = np.flatnonzero(rows.timed)
         positions = positions[[len(_samples(rows.samples[i])) > 0 for i in positions]]
         names = ["machine_id", "device", "workload_hash", "framework", "device_name", "variant"]
         part = pd.DataFrame({name: np.asarray(table[name].array[positions], dtype=object) for name in names})
@@ -305,8 +333,6 @@ class Published:
         part, newest = part[first], positions[order[first]]
         obj = cls.__new__(cls)
         obj._make(
-            suite,
-            profile,
             list(zip(part["machine_id"], part["device"], part["device_name"], part["variant"], strict=True)),
             [rows.samples[i] for i in newest],
             list(zip(part["workload_hash"], part["framework"], strict=True)),
@@ -316,8 +342,6 @@ class Published:
 
     def _make(
         self,
-        suite: int,
-        profile: str,
         groups: list[tuple[str, str, str, str]],
         samples: list[Any],
         columns: list[tuple[str, str]],
@@ -325,7 +349,6 @@ class Published:
     ) -> None:
         """The index over the newest rows: each one's group (machine, device, device name, loop), its samples (or
         its Row: whatever has `median`/samples) and its column (workload hash, framework); `row(j)` makes row j."""
-        self.suite, self.profile = suite, profile
         members: dict[tuple[str, str, str, str], list[int]] = defaultdict(list)
         for j, key in enumerate(groups):
             members[key].append(j)
@@ -382,29 +405,25 @@ class _Block:
         return self._row(int(self.which[group, self.columns[column]]))
 
 
-def standing(result: ResultFile, published: Iterable[Row]) -> list[Standing]:
+def standing(result: ResultFile, published: Iterable[Row], tau2: Tau2 | None = None) -> list[Standing]:
     """Per device of this file and loop: its rank among every published device of its class that shares a
-    measurement with it (same suite version and profile), and its time ratio against each."""
-    return standing_of(result.machine.id, result.suite.version, result.suite.profile, rows_of(result), published)
+    measurement with it, and its time ratio against each."""
+    return standing_of(result.machine.id, rows_of(result), published, tau2=tau2)
 
 
 def standing_of(
     machine_id: str,
-    suite: int,
-    profile: str,
     mine_rows: Iterable[Row],
     published: Iterable[Row] | Published,
     keep: int | None = None,
-    interval: Callable[[list[Row], list[Row], int], tuple[float, float]] = seeded_interval,
+    tau2: Tau2 | None = None,
 ) -> list[Standing]:
     """`standing` for one machine's rows (the site's machine pages pass the rows of its frame, and one
-    `Published` index for all of them). Every other device is ranked by its point estimate; the bootstrap interval
-    is drawn for the fastest alone, with the same seed it would have had were every interval drawn. `keep`: how
-    many of the other devices each standing lists, fastest first (None: all; the rank counts all). `interval`:
-    what draws the fastest's interval (the site passes seeded_interval behind its build cache)."""
-    index = published if isinstance(published, Published) else Published(published, suite, profile)
-    if (index.suite, index.profile) != (suite, profile):
-        raise ValueError(f"published rows of suite {index.suite} {index.profile}, not {suite} {profile}")
+    `Published` index for all of them). Every other device is ranked by its point estimate; the interval
+    (ratio_interval) is computed for the fastest alone. `keep`: how many of the other devices each standing lists,
+    fastest first (None: all; the rank counts all). `tau2`: a side's between-run variance of a log time by device
+    kind and loop (the site's, site_builder.analyses.between), added for both sides; none where not given."""
+    index = published if isinstance(published, Published) else Published(published)
     by_device: dict[tuple[str, str, str], dict[tuple[str, str], Row]] = defaultdict(dict)
     for r in mine_rows:
         by_device[(r.device, r.variant, r.device_name)][(r.workload_hash, r.framework)] = r
@@ -431,11 +450,14 @@ def standing_of(
         best = int(order[0])
         group = int(valid[best])
         both = [k for k in keys if block.present[group, block.columns[k]] > 0]
-        # the seed a pass over every group would have given the fastest: its place among those compared
-        # no interval where the bootstrap has none or gives no width (runner.results.intervals.interval_or_none)
-        found = intervals.interval_or_none(
-            *interval([mine[k] for k in both], [block.row(group, k) for k in both], best)
-        )
+        theirs = [block.row(group, k) for k in both]
+        mine_both = [mine[k] for k in both]
+        between = 0.0
+        if tau2 is not None:
+            between = tau2(device, variant, all(r.rounds for r in mine_both))
+            between += tau2(theirs[0].device, variant, all(r.rounds for r in theirs))
+        # no interval where a side has too few values or it has no width (runner.results.intervals.interval_or_none)
+        found = intervals.interval_or_none(*ratio_interval(mine_both, theirs, between))
         lo, hi = found if found is not None else (None, None)
         versus = []
         for position in order[: len(order) if keep is None else keep]:

@@ -132,7 +132,9 @@ class Workload:
 
     def left_out_on(self, profile: str, device: str) -> LeftOut | None:
         """Where `profile` does not measure this workload on `device`, why; None where it does."""
-        return next((o for o in self.left_out if profile in o.profiles and (not o.devices or device in o.devices)), None)
+        return next(
+            (o for o in self.left_out if profile in o.profiles and (not o.devices or device in o.devices)), None
+        )
 
 
 # --- analytic FLOPs --------------------------------------------------------------------------------------

@@ -96,6 +96,10 @@ class Between:
     def tau2(self, figure: str, device: str, variant: str, era: str = ALL) -> float:
         return self.component(figure, device_class(device), str(variant), era).tau2
 
+    def tau2_of_time(self, device: str, variant: str, rounds: bool) -> float:
+        """tau^2 of one run's measured time (a standing's side: runner.contribute.standing.Tau2), of its era."""
+        return self.tau2(MEASUREMENT, device, variant, ROUNDS if rounds else SAMPLES)
+
     def tau2_column(
         self, figure: str, devices: pd.Series, variants: pd.Series, eras: Sequence[str] | None = None
     ) -> np.ndarray:

@@ -1,0 +1,92 @@
+"""What one result file answers, as the site shows it once the file is published: its machine's CPU-or-accelerator
+verdicts (each of the run's speedups with the interval the site gives one run's speedup: analyses.between.shown)
+and where the machine stands against the published ones (runner.contribute.standing, with the site's spread between
+runs of one machine). `benchsite run` prints it at its end and `benchsite compare` for any file."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from runner.contribute import standing
+from runner.results import intervals
+from runner.results.schema import ResultFile
+from runner.results.storage import iter_result_paths
+from site_builder.analyses import between
+from site_builder.load import Loaded
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One speedup of the run: CPU time over the accelerator's, of one workload point, loop and framework."""
+
+    workload: str
+    point: str
+    variant: str
+    framework: str
+    accelerator: str
+    speedup: float
+    lo: float | None
+    hi: float | None
+    verdict: str
+    stable: bool
+
+    def sentence(self) -> str:
+        where = f"{self.workload}{f' {self.point}' if self.point else ''}, {self.variant}, {self.framework}"
+        shown = intervals.NO_INTERVAL if self.lo is None or self.hi is None else f"{self.lo:.2f} .. {self.hi:.2f}"
+        unstable = "" if self.stable else " (unstable)"
+        return f"{where}: {self.speedup:.2f}x ({shown}) on the {self.accelerator}: {self.verdict}{unstable}"
+
+
+@dataclass
+class Answer:
+    verdicts: list[Verdict] = field(default_factory=list)
+    standings: list[standing.Standing] = field(default_factory=list)
+    note: str = ""  # what the intervals include (analyses.between.note)
+    refused: list[str] = field(default_factory=list)  # why this file itself could not be read as the site reads it
+
+
+def _value(x: object) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)  # type: ignore[arg-type]
+
+
+def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
+    """The answer of `result` (written at `path`, or None where it was not) against every valid file under
+    `published`: the files are read and checked as the site reads them (a refused file is left out), so the
+    verdicts and the standing carry the site's intervals."""
+    paths = iter_result_paths([published]) if published.exists() else []
+    if path is not None and path.resolve() not in {p.resolve() for p in paths}:
+        paths.append(path)
+    loaded = Loaded().take(paths)
+    refused = [str(p) for p in loaded.problems if p.severity == "error" and path is not None and p.path == str(path)]
+    every = loaded.collector.every_run()
+    runs = between.measurement_runs(every) if not every.empty else pd.DataFrame()
+    speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
+    spread = between.estimate_all(runs, speedup_runs) if not runs.empty else between.Between()
+    mine = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
+    verdicts = []
+    if not mine.empty:
+        mine = mine[mine["run_id"] == result.run.id]
+        for row in mine.itertuples():  # the file's order: the suite's workloads and points, loop by loop
+            lo, hi = _value(row.lo), _value(row.hi)
+            verdicts.append(
+                Verdict(
+                    str(row.workload),
+                    str(row.point),
+                    str(row.variant),
+                    str(row.framework),
+                    str(row.device_name),
+                    float(row.value),
+                    lo,
+                    hi,
+                    intervals.verdict(lo, hi) if lo is not None and hi is not None else intervals.NO_INTERVAL,
+                    row.stable is not False and row.stable_cpu is not False,
+                )
+            )
+    frame = loaded.collector.frame()
+    others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
+    places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
+    return Answer(verdicts, places, between.note(spread), refused)
