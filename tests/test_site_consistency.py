@@ -212,3 +212,36 @@ def test_every_unstable_measurement_is_marked_unstable(site):
     assert (data.loc[marked, "state"] == "ok, unstable").all()
     speedups = opendata.speedups_table(site)
     assert (speedups["state"] == "ok, unstable").any()
+
+
+def test_the_end_of_a_run_gives_each_speedup_the_interval_the_site_gives_that_runs(site):
+    """What `benchsite run` and `benchsite compare` print for a file (site_builder.answer) is the site's figure: each
+    of the committed H200 run's speedups with the interval and verdict of its per-run row (the open data's `level`
+    run rows, Site.run_speedups), and the standing the site's machine page computes with the same spread."""
+    from runner.results.storage import load
+    from site_builder.answer import answer
+
+    path = ROOT / "results" / "412f73aecce46bad" / "20261204T184934Z.yaml"
+    result, _ = load(path)
+    assert result is not None
+    found = answer(result, path, ROOT / "results")
+    runs = site.run_speedups[site.run_speedups["run_id"] == result.run.id]
+    assert len(found.verdicts) == len(runs) > 20
+    for verdict, row in zip(found.verdicts, runs.itertuples(), strict=True):
+        assert (verdict.workload, verdict.point, verdict.variant, verdict.framework) == (
+            row.workload,
+            row.point,
+            row.variant,
+            row.framework,
+        )
+        assert verdict.speedup == pytest.approx(row.value, rel=1e-12)
+        assert (_num(verdict.lo), _num(verdict.hi)) == pytest.approx(
+            (_num(row.lo), _num(row.hi)), rel=1e-12, nan_ok=True
+        )
+        if verdict.lo is None:
+            assert verdict.verdict == "one process or too few samples: no interval"
+        else:
+            assert verdict.verdict == _said(verdict.lo, _num(verdict.hi))
+    assert any(v.verdict in CLEAR for v in found.verdicts)
+    assert found.standings and all(p.versus for p in found.standings)
+    assert "spread between runs" in found.note
