@@ -171,6 +171,11 @@ def test_quick_is_a_subset_of_standard_with_the_same_hashes():
     assert all(mnist.left_out_on("quick", d) is not None for d in ("cpu", "cuda", "rocm", "mps"))
     assert get("transformer-ddp").left_out_on("standard", "cpu") is not None
     assert get("transformer-ddp").left_out_on("tiny", "cpu") is None  # the tests' gloo points
+    # the quick points of before (LeNet at 2,000 images) are still known, and not "a loop fixed since"
+    from runner.workloads import known
+
+    assert known.table(3)["dd8e406ac617c01f"].samples_per_unit == 2000
+    assert "dd8e406ac617c01f" not in known.superseded(3)
 
 
 def test_select_by_pattern_and_errors_list_valid_ids():

@@ -6,7 +6,8 @@ contributor cannot state a bigger model or more work than was run. The current s
 runner.workloads.suite; earlier suites' tables (and hashes the current version had
 before a loop was fixed within it) are frozen in past_suites.json, written by
 `python tests/tools/freeze_suite.py <git revision>` from the code of the last commit of that suite version
-(do it when SUITE_VERSION is bumped, for the version left behind).
+(do it when SUITE_VERSION is bumped, for the version left behind). Its `retired` lists, per version, the hashes of
+points a profile stopped measuring without any loop changing (written by hand where a profile drops points).
 """
 
 from __future__ import annotations
@@ -76,15 +77,17 @@ def table(suite_version: int) -> dict[str, Known] | None:
 def superseded(suite_version: int) -> frozenset[str]:
     """Hashes an earlier revision of the current suite version had and today's code no longer has: a loop fixed
     within the version (frozen by tests/tools/freeze_suite.py). Their files stay valid (the gate still checks
-    their figures), but they timed another loop, so the site shows them apart. Empty for other versions,
-    whose results are apart anyway."""
+    their figures), but they timed another loop, so the site shows them apart. A hash past_suites.json lists as
+    `retired` (a point no profile measures any more, its loop unchanged) is not superseded. Empty for other
+    versions, whose results are apart anyway."""
     if suite_version != SUITE_VERSION:
         return frozenset()
     from runner.workloads.suite import WORKLOADS
 
     past = json.loads(PAST_SUITES.read_text(encoding="utf-8"))
     frozen = past.get("suites", {}).get(str(suite_version)) or {}
-    return frozenset(frozen) - frozenset(entries(WORKLOADS))
+    retired = past.get("retired", {}).get(str(suite_version)) or {}
+    return frozenset(frozen) - frozenset(entries(WORKLOADS)) - frozenset(retired)
 
 
 def point_key(point: dict[str, Any]) -> str:
