@@ -105,6 +105,17 @@ def test_run_rejects_unknown_names_with_the_valid_ones(args, message, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_run_of_only_what_the_profile_leaves_out_says_why_and_which_profile_measures_it(tmp_path):
+    result = runner.invoke(
+        app, ["run", "--profile", "quick", "-w", "mnist-cnn", "-f", "torch", "--results-dir", str(tmp_path)]
+    )
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert "nothing to measure: The quick profile leaves out mnist-cnn: a seed-size epoch" in said
+    assert "The standard profile measures it (--profile standard)" in said
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.fixture
 def planned(monkeypatch):
     """The options `benchsite run` hands runner.api.plan_run, which stops the run there (exit code 2)."""

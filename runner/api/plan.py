@@ -267,6 +267,7 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
 
     groups: list[Group] = []
     left_out: dict[str, list[str]] = {}  # why -> what the profile leaves out for that reason
+    standard_measures = True  # whether the standard profile measures everything left out here
     for workload in workloads:
         cases = workload.cases(options.profile)
         if not cases:
@@ -288,15 +289,14 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                     if out is not None:
                         where = "" if not out.devices else " on the CPU" if kind == "cpu" else f" on {kind.upper()}"
                         left_out.setdefault(out.why, []).append(workload.id + where)
+                        standard_measures &= workload.left_out_on("standard", kind) is None
                         continue
                     groups += _groups(workload, framework, kind, variant, cases, skip, device_count(machine, kind))
     for why, what in left_out.items():
         notes.append(f"The {options.profile} profile leaves out {', '.join(dict.fromkeys(what))}: {why}.")
     if not groups and left_out:
-        raise PlanError(
-            f"nothing to measure: {' '.join(notes[-len(left_out) :])} The standard profile measures it "
-            "(--profile standard)."
-        )
+        instead = " The standard profile measures it (--profile standard)." if standard_measures else ""
+        raise PlanError(f"nothing to measure: {' '.join(notes[-len(left_out) :])}{instead}")
     budget = options.time_budget_s or DEFAULT_BUDGET_S[options.profile]
     timeout = options.timeout_s or DEFAULT_TIMEOUT_S[options.profile]
     return Plan(options, machine, software, devices, groups, notes, budget, timeout, phases)
