@@ -451,6 +451,8 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None)
         return
     if found.note:
         console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
+    for problem in found.refused:  # the site would not show this file: no verdicts from it
+        err.print(f"[yellow]The site would refuse this file:[/yellow] {escape(problem)}", highlight=False)
     if not result.machine.accelerators:
         return
     if not found.verdicts:
