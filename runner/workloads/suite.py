@@ -434,7 +434,7 @@ SPARK_LOOPS = {
 
 
 def spark_cases(profile: str) -> list[Case]:
-    sweep = SPARK_SWEEP["standard" if profile == "quick" else profile]  # quick leaves it out (QUICK_LEAVES_OUT)
+    sweep = SPARK_SWEEP["standard" if profile == "quick" else profile]  # quick leaves it out (the workload's left_out)
     cases = []
     for model, rows in sweep["models"]:
         for batch in sweep["batch"]:
@@ -490,7 +490,7 @@ STREAM_LOOPS = {
 
 
 def stream_cases(profile: str) -> list[Case]:
-    sweep = STREAM_SWEEP["standard" if profile == "quick" else profile]  # quick leaves it out (QUICK_LEAVES_OUT)
+    sweep = STREAM_SWEEP["standard" if profile == "quick" else profile]  # quick leaves it out (the workload's left_out)
     model = MODELS[sweep["model"]]
     cases = []
     for rate in sweep["rates"]:
@@ -517,7 +517,7 @@ def stream_cases(profile: str) -> list[Case]:
 # is larger than the machine's GPUs is recorded as skipped. Batch 64 of BERT-base is the scaling target's point.
 DDP_SWEEP: dict[str, list[tuple[str, int]]] = {
     "standard": [("bert-base", 64)],
-    "quick": [("bert-base", 64)],  # left out (QUICK_LEAVES_OUT)
+    "quick": [("bert-base", 64)],  # quick leaves it out (the workload's left_out)
     "tiny": [("bert-tiny", 2)],
 }
 DDP_WORLD_SIZES = {"standard": [1, 2, 4, 8], "quick": [1, 2, 4, 8], "tiny": [1, 2]}
