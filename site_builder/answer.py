@@ -61,16 +61,17 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     if path is not None and path.resolve() not in {p.resolve() for p in paths}:
         paths.append(path)
     loaded = Loaded().take(paths)
-    refused = [str(p) for p in loaded.problems if p.severity == "error" and path is not None and p.path == str(path)]
+    mine = path.resolve() if path is not None else None
+    refused = [str(p) for p in loaded.problems if p.severity == "error" and Path(p.path).resolve() == mine]
     every = loaded.collector.every_run()
     runs = between.measurement_runs(every) if not every.empty else pd.DataFrame()
     speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
     spread = between.estimate_all(runs, speedup_runs) if not runs.empty else between.Between()
-    mine = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
+    shown = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
     verdicts = []
-    if not mine.empty:
-        mine = mine[mine["run_id"] == result.run.id]
-        for row in mine.itertuples():  # the file's order: the suite's workloads and points, loop by loop
+    if not shown.empty:
+        # the file's order: the suite's workloads and points, loop by loop
+        for row in shown[shown["run_id"] == result.run.id].itertuples():
             lo, hi = _value(row.lo), _value(row.hi)
             verdicts.append(
                 Verdict(
