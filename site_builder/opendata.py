@@ -6,14 +6,15 @@ data/measurements.csv and data/measurements.parquet hold the same rows and colum
   profile as the pages show it (a measurement a machine ran more than once is the median over its runs, with
   their count and spread; `run_id` and `benchsite_version` are then the newest run's);
 - `run`: one row per run of every measurement with a time (status ok), never combined, its interval the one the
-  site gives a figure of one run: the run's own interval widened by the spread between runs of one machine
-  (site_builder.analyses.between; for a machine with one run of a measurement, its machine row's interval).
+  site gives a figure of one run: where another run of that machine would land, the run's own interval widened by
+  the spread between runs of one machine (site_builder.uncertainty.single_run_interval; for a machine with one run
+  of a measurement, its machine row's interval).
 
 data/speedups.csv holds the compared speedups with their intervals (`level` machine: the pages' figures, with
 `run_id` and `benchsite_version` empty) and one row per run's speedup (`level` run: the run file's CPU and
 accelerator measurement of one workload hash, framework and profile, of every profile and suite version, its
-interval the within-run bootstrap widened by the speedups' between-run spread). Text that a spreadsheet would run
-as a formula is made inert in both files.
+interval the within-run one widened by the speedups' between-run spread as for a measurement of one run). Text
+that a spreadsheet would run as a formula is made inert in both files.
 
 The measurements files are written in blocks of rows to files on disk, so that their text is never held whole in
 memory (a million rows at 100,000 result files).
@@ -65,7 +66,8 @@ MEASUREMENT_COLUMNS = {
     "status": "ok, failed or skipped.",
     "median_s": "Median seconds per unit (epoch or step); for spark-streaming the median end-to-end latency.",
     "ci_lo_s": "Low end of the 95% interval of the median as the pages show it: one run's (order statistics) "
-    "widened by the spread between runs of one machine; for several runs of a machine, the span of their intervals.",
+    "widened to where another run of the machine would land (its own spread and the spread between runs of one "
+    "machine); for several runs of a machine, the span of their intervals.",
     "ci_hi_s": "High end of that interval.",
     "samples_per_s": "Training samples per second at the median.",
     "params": "Trainable parameters of the model.",
@@ -106,7 +108,7 @@ SPEEDUP_COLUMNS = {
     "speedup": "median_s_cpu / median_s: above 1 the accelerator is faster.",
     "speedup_lo": "Low end of the speedup's 95% interval (Student's t on the paired log ratios of the two sides' "
     "rounds, or for files before rounds a seeded bootstrap of both sides' raw samples; where both sides are one run, "
-    "widened by the spread between runs of one machine).",
+    "widened to where another run of the machine would land).",
     "speedup_hi": "High end of that interval.",
     "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner; too few "
     "samples: no interval where either side has no interval of its own.",

@@ -438,17 +438,19 @@ def single_run_interval(
     tau2: float | Sequence[float] | np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The one definition of a single run's 95% interval of a figure (a measurement's time, a speedup) as the site
-    shows it: its own within-run interval (lo, hi) widened by the spread between runs of one machine, tau^2 on the
-    log scale (site_builder.analyses.between). With s = ln(hi / lo) / (2 * Z95), the within-run standard error of
-    the log figure, the interval is estimate * exp(+-Z95 * sqrt(s^2 + tau^2)), never narrower on either side than
-    the within-run one (an order-statistic interval may be lopsided). Where tau^2 is 0 the within-run interval is
-    kept as it is; a figure without a within-run interval (NaN) keeps none: one sample measures no within-run
-    noise, and tau alone would claim there is none."""
+    shows it: where another run of the same machine would put that figure, 95% of the time (a prediction interval).
+    Both runs carry their own within-run noise and their own draw of the spread between runs of one machine, tau^2
+    on the log scale (site_builder.analyses.between), so with s = ln(hi / lo) / (2 * Z95), the within-run standard
+    error of the log figure from its own interval (lo, hi), the interval is estimate * exp(+-Z95 * sqrt(2 * (s^2 +
+    tau^2))), never narrower on either side than the within-run one (an order-statistic interval may be lopsided).
+    Where tau^2 is 0 (no machine has several runs to estimate it from) the within-run interval is kept as it is; a
+    figure without a within-run interval (NaN) keeps none: one sample measures no within-run noise, and tau alone
+    would claim there is none."""
     estimates, lo, hi = (np.asarray(c, dtype=float) for c in (estimates, lo, hi))
     tau2 = np.broadcast_to(np.asarray(tau2, dtype=float), estimates.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         s2 = (np.log(hi / lo) / (2 * Z95)) ** 2
-        half = Z95 * np.sqrt(s2 + tau2)
+        half = Z95 * np.sqrt(2 * (s2 + tau2))
         wide = (tau2 > 0) & np.isfinite(half) & (estimates > 0)
         out_lo = np.where(wide, np.fmin(lo, estimates * np.exp(-half)), lo)
         out_hi = np.where(wide, np.fmax(hi, estimates * np.exp(half)), hi)

@@ -95,13 +95,27 @@ def test_single_run_interval_adds_tau_on_the_log_scale():
     se, tau = 0.02, 0.1
     lo, hi = uncertainty.single_run_interval([2.0], [2.0 * math.exp(-1.96 * se)], [2.0 * math.exp(1.96 * se)], tau**2)
     half = math.log(hi[0] / lo[0]) / 2
-    assert math.isclose(half, uncertainty.Z95 * math.sqrt((1.96 / uncertainty.Z95 * se) ** 2 + tau**2), rel_tol=1e-9)
+    s = 1.96 / uncertainty.Z95 * se
+    assert math.isclose(half, uncertainty.Z95 * math.sqrt(2 * (s**2 + tau**2)), rel_tol=1e-9)
     same = uncertainty.single_run_interval([2.0], [1.9], [2.2], 0.0)
     assert (same[0][0], same[1][0]) == (1.9, 2.2)  # no between-run variance: the run's own interval
     none = uncertainty.single_run_interval([2.0], [np.nan], [np.nan], tau**2)
     assert np.isnan(none[0][0]) and np.isnan(none[1][0])  # no within-run interval: none
     lopsided = uncertainty.single_run_interval([2.0], [1.0], [2.01], 0.001)
     assert lopsided[0][0] == 1.0 and lopsided[1][0] > 2.01  # never narrower than the run's own on either side
+
+
+def test_single_run_interval_holds_another_run_of_the_machine_95_percent_of_the_time():
+    # runs of one machine: log figure = mu + b (between runs, sd tau) + e (within the run, sd se); run 1's interval
+    # as the site shows it must hold run 2's figure about 95% of the time (an interval for mu alone holds it ~83%)
+    rng = np.random.default_rng(7)
+    n, se, tau = 4000, 0.03, 0.12
+    y1 = rng.normal(0.0, tau, n) + rng.normal(0.0, se, n)
+    y2 = rng.normal(0.0, tau, n) + rng.normal(0.0, se, n)
+    est = np.exp(y1)
+    lo, hi = uncertainty.single_run_interval(est, est * np.exp(-1.96 * se), est * np.exp(1.96 * se), tau**2)
+    inside = float(np.mean((np.exp(y2) >= lo) & (np.exp(y2) <= hi)))
+    assert 0.935 <= inside <= 0.965, inside
 
 
 def _run(result, day: int, run_id: int):
@@ -134,7 +148,7 @@ def test_a_single_run_is_widened_by_the_spread_between_another_machines_runs():
     own = single.measurements[0].ci95_s
     se = math.log(own[1] / own[0]) / (2 * uncertainty.Z95)
     half = math.log(row["ci_hi_s"] / row["ci_lo_s"]) / 2
-    assert math.isclose(half, uncertainty.Z95 * math.sqrt(se**2 + tau2), rel_tol=1e-6)
+    assert math.isclose(half, uncertainty.Z95 * math.sqrt(2 * (se**2 + tau2)), rel_tol=1e-6)
     speedup = site.speedups[site.speedups["machine_id"] == b].iloc[0]
     within = uncertainty.ratio_interval_columns([single.measurements[0].samples_s], [single.measurements[1].samples_s])
     assert math.log(speedup["speedup_hi"] / speedup["speedup_lo"]) > math.log(within[1][0] / within[0][0]) + 0.1

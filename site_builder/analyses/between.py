@@ -242,6 +242,7 @@ def note(spread: Between) -> str:
         )
     machines = f"{spread.machines} machine{'s' if spread.machines != 1 else ''}"
     return (
-        "A figure from one run of a machine: its 95% interval includes the spread between runs of one machine, "
-        f"estimated from {machines} with several runs."
+        "A figure from one run of a machine: its 95% interval is where another run of that machine would land, "
+        f"from the run's own spread and the spread between runs of one machine, estimated from {machines} with "
+        "several runs."
     )
