@@ -321,3 +321,20 @@ def test_each_point_takes_a_spare_that_imported_its_own_model_family_and_no_othe
     monkeypatch.setattr(executor, "run_cases", run_cases)
     api.measure_group(plan, group, api.Progress())
     assert taken == [protocol.TRANSFORMER_MODULES[family[i]] for i in group.indices]
+
+
+def test_a_run_starts_the_spares_of_a_paired_sets_rounds_together(tmp_path, monkeypatch):
+    """A run's seed-process points take their spares from one pool for all their rounds (GroupSpares.for_set): the
+    tabular point's three rounds and three twin scripts start in one batch, not in a batch of two each round."""
+    monkeypatch.setenv(spares.BATCH_ENV, "6")
+    monkeypatch.delenv(SPARES_ENV, raising=False)
+    log = tmp_path / "phases.jsonl"
+    monkeypatch.setenv("BENCHSITE_PHASE_LOG", str(log))
+    plan = cpu_torch_plan(tmp_path, ["tabular-mlp"], ["as-written"], 0.05, fidelity=True, rounds=3)
+    result, _ = api.execute(plan)
+    (m,) = result.measurements
+    assert m.status == "ok" and len(m.rounds) == 3 and m.fidelity is not None and m.fidelity.rounds == 3
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    batches = [e for e in entries if "spares" in e]
+    assert [b["count"] for b in batches] == [6], batches
+    assert len({e["pid"] for e in entries if "steady_s" in e}) == 3  # still a fresh process a round

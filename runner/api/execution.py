@@ -19,6 +19,7 @@ from runner.api.group import GroupRounds, finish_group, measure_round, next_proc
 from runner.api.options import PlanError
 from runner.api.output import default_output
 from runner.api.plan import Plan, Progress, clocked
+from runner.api.pools import GroupSpares
 from runner.api.resume import open_journal
 from runner.api.rounds import paired_sets
 from runner.measure import executor, journal
@@ -139,11 +140,12 @@ def _measure(
             states.append(GroupRounds(plan, group, measured.peaks, done))
             records.append(record)
         finished: set[int] = set()  # the states whose measurements are in `measured` already
+        shared = GroupSpares.for_set(plan, groups)  # one pool of spare interpreters for the set's rounds
         try:
             for round_ in range(max(plan.rounds_of(g) for g in groups)):
                 for state, record in zip(states, records, strict=True):
                     with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
-                        measure_round(state, round_, progress, record, processes)
+                        measure_round(state, round_, progress, record, processes, shared)
             for k, (state, record) in enumerate(zip(states, records, strict=True)):
                 with clocked(phases, f"measure {state.group.framework} {state.group.workload.id}"):
                     measured.measurements.extend(finish_group(state, progress, record))
@@ -154,6 +156,9 @@ def _measure(
                 if k not in finished:
                     measured.measurements.extend(state.done[i] for i in state.group.indices if i in state.done)
             raise
+        finally:
+            if shared is not None:
+                shared.close()
 
 
 def _result_file(plan: Plan, run_id: str, started: datetime, measured: _Measured) -> ResultFile:

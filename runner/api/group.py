@@ -67,10 +67,12 @@ def measure_round(
     progress: Progress,
     on_measured: Callable[[int, Measurement], None],
     processes: Iterator[int],
+    shared: GroupSpares | None = None,
 ) -> None:
     """One round of the group: each point still due (runner.api.rounds.due) in a process of its own (a seed's loop)
     or all of them in one, its twin's script beside it (which side first alternating by round), each point's
-    measurement with this round added told to `on_measured`."""
+    measurement with this round added told to `on_measured`. `shared`: spare interpreters that serve every round
+    of the group's paired set (GroupSpares.for_set); without it the round starts its own."""
     plan, group = state.plan, state.group
     assert state.twins is not None
     if group.skip_reason:
@@ -107,7 +109,7 @@ def measure_round(
 
     # A seed's loop runs a process per point: its twin's script runs beside it, so both sides are taken together.
     batches = [[i] for i in indices] if job["seed_process"] else [indices]
-    pools = GroupSpares(plan, group, job, indices)
+    pools = shared if shared is not None else GroupSpares(plan, group, job, indices)
     script_first = fidelity.script_first(round_)
     try:
         for batch in batches:
@@ -122,7 +124,8 @@ def measure_round(
                 for index in batch:
                     state.twins.run(index, state.done.get(index), round_, pools, progress)
     finally:
-        pools.close()
+        if pools is not shared:
+            pools.close()
 
 
 def finish_group(
