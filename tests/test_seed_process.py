@@ -71,3 +71,23 @@ def test_the_parent_finds_events_among_a_seed_loops_prints(line, expected):
 )
 def test_which_jobs_run_as_a_seed_script(job, expected):
     assert protocol.seed_process(job) is expected
+
+
+@pytest.mark.parametrize("seed_process", [True, False])
+def test_a_seed_process_ends_without_the_interpreters_teardown_and_its_events_arrive(tmp_path, seed_process):
+    """A fresh interpreter that measured a seed's loop ends as a forked child does (runner.measure.worker.end: the
+    streams flushed, then os._exit: no atexit handler, no unloading of PyTorch); any other job ends as a script."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import atexit, sys\n"
+        "from runner.measure import worker\n"
+        "atexit.register(lambda: print('teardown', flush=True))\n"
+        f"worker._ending['fast'] = {seed_process}\n"
+        "sys.stdout.write('event\\n')  # not flushed: end flushes it\n"
+        "worker.end(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.splitlines() == (["event"] if seed_process else ["event", "teardown"])

@@ -21,6 +21,7 @@ fresh child for the cases that remain.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import importlib
 import json
@@ -29,7 +30,7 @@ import sys
 import time
 import traceback
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from runner.measure.monitor import Monitor
 from runner.measure.protocol import EXIT_CASE_FAILED, SPARE_READY, log_phases
@@ -476,6 +477,26 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         _emit(protocol, {"event": "error", "error": error_info(exc)})
         return 1
+    finally:
+        _ending["fast"] = bool(job.get("seed_process"))
+
+
+# Whether the process, its job done, may end without the interpreter's teardown (end)
+_ending = {"fast": False}
+
+
+def end(code: int) -> NoReturn:
+    """End a measuring process started as a fresh interpreter. A seed's loop (its job's `seed_process`) ends as a
+    forked child does (runner.measure.forkserver): its streams flushed, then os._exit, without the interpreter's
+    teardown, which unloads PyTorch and on a GPU destroys the CUDA context after everything was measured and
+    reported; the run waited about a second for it between two such processes on the H100 machine (0.04 s after a
+    forked one). Any other job (an engine's, whose session may stop at exit) ends as a script does."""
+    if _ending["fast"]:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def _protocol(job: dict[str, Any]) -> IO[str]:
@@ -499,4 +520,4 @@ def _protocol(job: dict[str, Any]) -> IO[str]:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    end(main(sys.argv[1:]))
