@@ -74,9 +74,38 @@ def print_parts(log: Path) -> None:
             print(f"| {point} | {entry['ahead']} | {entry['wall_s']:.1f} | {'' if peak is None else f'{peak:.0f}'} |")
         print(f"| **all** | | {sum(e['wall_s'] for e in compiled):.1f} | |")
     print_twins(twins, batches)
+    print_gaps(text)
     for entry in servers:  # runner.measure.forkserver.settle_threads
         left = ", ".join(entry["threads_left"]) or "none"
         print(f"\nfork server of {entry['fork_server'][1]}: threads at its forks not known to be fork-safe: {left}")
+
+
+def print_gaps(text: str) -> None:
+    """The run's time between one logged piece's end and the next one's start, charged to the measuring process
+    that follows it, by framework, device, loop and whether it was a fresh interpreter (a seed's loop) or a fork:
+    the previous process's exit, the next one's hand-over, and whatever the parent did in between."""
+    import json
+    import statistics
+
+    gaps: dict[tuple[str, ...], list[float]] = {}
+    previous = None
+    for line in text.splitlines():
+        entry = json.loads(line)
+        if "ended_at" not in entry:
+            continue
+        began = entry["ended_at"] - (entry.get("wall_s") or entry.get("ready_s") or 0.0)
+        if previous is not None and "steady_s" in entry:
+            kind = "fresh" if entry.get("seed_process") else "fork"
+            key = (entry["framework"], entry["device"], entry["variant"], kind)
+            gaps.setdefault(key, []).append(began - previous)
+        previous = entry["ended_at"]
+    if not gaps:
+        return
+    print("\n| before a measuring process of | n | between processes (s) | median (s) |\n|---|---:|---:|---:|")
+    for key, values in sorted(gaps.items(), key=lambda item: -sum(item[1])):
+        print(f"| {' '.join(key)} | {len(values)} | {sum(values):.1f} | {statistics.median(values):.3f} |")
+    every = [v for values in gaps.values() for v in values]
+    print(f"| **all** | {len(every)} | {sum(every):.1f} | {statistics.median(every):.3f} |")
 
 
 def print_twins(twins: list[dict], batches: list[dict]) -> None:
