@@ -443,9 +443,9 @@ def single_run_interval(
     on the log scale (site_builder.analyses.between), so with s = ln(hi / lo) / (2 * Z95), the within-run standard
     error of the log figure from its own interval (lo, hi), the interval is estimate * exp(+-Z95 * sqrt(2 * (s^2 +
     tau^2))), never narrower on either side than the within-run one (an order-statistic interval may be lopsided).
-    Where tau^2 is 0 (no machine has several runs to estimate it from) the within-run interval is kept as it is; a
-    figure without a within-run interval (NaN) keeps none: one sample measures no within-run noise, and tau alone
-    would claim there is none."""
+    Where tau^2 is 0 (no machine has several runs to estimate it from, or they spread no more than their own
+    intervals say) the within-run interval is kept as it is; a figure without a within-run interval (NaN) keeps
+    none: one sample measures no within-run noise, and tau alone would claim there is none."""
     estimates, lo, hi = (np.asarray(c, dtype=float) for c in (estimates, lo, hi))
     tau2 = np.broadcast_to(np.asarray(tau2, dtype=float), estimates.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
