@@ -489,9 +489,11 @@ def end(code: int) -> NoReturn:
     """End a measuring process started as a fresh interpreter. A seed's loop (its job's `seed_process`) ends as a
     forked child does (runner.measure.forkserver): its streams flushed, then os._exit, without the interpreter's
     teardown, which unloads PyTorch and on a GPU destroys the CUDA context after everything was measured and
-    reported; the run waited about a second for it between two such processes on the H100 machine (0.04 s after a
-    forked one). Any other job (an engine's, whose session may stop at exit) ends as a script does."""
-    if _ending["fast"]:
+    reported: about a second a process on the 2-core VM (tests/benchmarks/suite_time.py --parts, the gaps between
+    processes). Any other job (an engine's, whose session may stop at exit) ends as a script does, and so does a
+    process with child processes still alive (a DataLoader's workers), which the interpreter's exit would end."""
+    multiprocessing = sys.modules.get("multiprocessing")
+    if _ending["fast"] and not (multiprocessing is not None and multiprocessing.active_children()):
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()

@@ -81,27 +81,30 @@ def print_parts(log: Path) -> None:
 
 
 def print_gaps(text: str) -> None:
-    """The run's time between one logged piece's end and the next one's start, charged to the measuring process
-    that follows it, by framework, device, loop and whether it was a fresh interpreter (a seed's loop) or a fork:
-    the previous process's exit, the next one's hand-over, and whatever the parent did in between."""
+    """The run's time between one logged piece's end and the next measuring process's start, charged to that
+    process, by framework, device, loop and whether it is a fresh interpreter (a seed's loop) or a fork: the
+    previous process's exit, the next one's hand-over, and whatever the parent did in between. Only where a new
+    process starts (the points a forked process measures one after another are one process); a piece the log gives
+    no end time (a compile-ahead pass) leaves the next gap uncounted."""
     import json
     import statistics
 
     gaps: dict[tuple[str, ...], list[float]] = {}
-    previous = None
+    previous, pid = None, None
     for line in text.splitlines():
         entry = json.loads(line)
         if "ended_at" not in entry:
+            previous = None if "fork_server" not in entry else previous
             continue
         began = entry["ended_at"] - (entry.get("wall_s") or entry.get("ready_s") or 0.0)
-        if previous is not None and "steady_s" in entry:
+        if previous is not None and "steady_s" in entry and entry.get("pid") != pid:
             kind = "fresh" if entry.get("seed_process") else "fork"
             key = (entry["framework"], entry["device"], entry["variant"], kind)
             gaps.setdefault(key, []).append(began - previous)
-        previous = entry["ended_at"]
+        previous, pid = entry["ended_at"], entry.get("pid")
     if not gaps:
         return
-    print("\n| before a measuring process of | n | between processes (s) | median (s) |\n|---|---:|---:|---:|")
+    print("\n| before a new measuring process of | n | between processes (s) | median (s) |\n|---|---:|---:|---:|")
     for key, values in sorted(gaps.items(), key=lambda item: -sum(item[1])):
         print(f"| {' '.join(key)} | {len(values)} | {sum(values):.1f} | {statistics.median(values):.3f} |")
     every = [v for values in gaps.values() for v in values]
