@@ -449,8 +449,12 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None)
             highlight=False,
         )
         return
-    if found.note:
-        console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
+    if places and found.between_runs:  # the standings compare machines: each side's spread between runs, once
+        console.print(
+            "  Each ratio's interval includes both machines' spread between runs of one machine.",
+            highlight=False,
+            soft_wrap=True,
+        )
     for problem in found.refused:  # the site would not show this file: no verdicts from it
         err.print(f"[yellow]The site would refuse this file:[/yellow] {escape(problem)}", highlight=False)
     if not result.machine.accelerators:
@@ -461,6 +465,8 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None)
     console.print("\n[bold]CPU or accelerator on this machine[/bold] (CPU time / accelerator time, 95% intervals):")
     for verdict in found.verdicts:
         console.print(f"  {escape(verdict.sentence())}", highlight=False, soft_wrap=True)
+    if found.note:
+        console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
 
 
 @app.command()

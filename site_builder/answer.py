@@ -45,8 +45,9 @@ class Verdict:
 class Answer:
     verdicts: list[Verdict] = field(default_factory=list)
     standings: list[standing.Standing] = field(default_factory=list)
-    note: str = ""  # what the intervals include (analyses.between.note)
+    note: str = ""  # what a figure of one run's interval includes (analyses.between.note): the verdicts'
     refused: list[str] = field(default_factory=list)  # why this file itself could not be read as the site reads it
+    between_runs: bool = False  # whether the standings' intervals include the machines' spread between runs
 
 
 def _value(x: object) -> float | None:
@@ -90,4 +91,4 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     frame = loaded.collector.frame()
     others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
     places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
-    return Answer(verdicts, places, between.note(spread), refused)
+    return Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0)

@@ -244,4 +244,4 @@ def test_the_end_of_a_run_gives_each_speedup_the_interval_the_site_gives_that_ru
             assert verdict.verdict == _said(verdict.lo, _num(verdict.hi))
     assert any(v.verdict in CLEAR for v in found.verdicts)
     assert found.standings and all(p.versus for p in found.standings)
-    assert "spread between runs" in found.note
+    assert "spread between runs" in found.note and found.between_runs
