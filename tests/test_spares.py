@@ -338,3 +338,21 @@ def test_a_run_starts_the_spares_of_a_paired_sets_rounds_together(tmp_path, monk
     batches = [e for e in entries if "spares" in e]
     assert [b["count"] for b in batches] == [6], batches
     assert len({e["pid"] for e in entries if "steady_s" in e}) == 3  # still a fresh process a round
+
+
+def test_a_shared_pool_expects_only_the_points_still_due(tmp_path):
+    """A paired set's pool (GroupSpares.for_set) counts what it will still serve from each use's due points: once a
+    point stops (failed, skipped, or measured before a resume), later batches start no interpreter for it."""
+    plan = cpu_torch_plan(tmp_path, ["depth-sweep"], ["as-written"], 0.05, rounds=3)
+    (group,) = plan.groups
+    pools = GroupSpares.for_set(plan, [group])
+    assert pools is not None
+    try:
+        indices = list(group.indices)
+        assert sum(p.expected for p in pools.workers.values()) == len(indices) * 3
+        pools.expect(group, indices)  # the first round: every point, three uses
+        assert sum(p.expected for p in pools.workers.values()) == len(indices) * 3
+        pools.expect(group, indices[:1])  # the second: one point left, two uses
+        assert sum(p.expected for p in pools.workers.values()) == 2
+    finally:
+        pools.close()

@@ -109,6 +109,8 @@ def measure_round(
 
     # A seed's loop runs a process per point: its twin's script runs beside it, so both sides are taken together.
     batches = [[i] for i in indices] if job["seed_process"] else [indices]
+    if shared is not None:
+        shared.expect(group, indices)
     pools = shared if shared is not None else GroupSpares(plan, group, job, indices)
     script_first = fidelity.script_first(round_)
     try:

@@ -44,6 +44,7 @@ class GroupSpares:
             imports: spares.Pool(spares.worker_argv(group.framework, imports), expected=count * uses)
             for imports, count in expected.items()
         }
+        self.uses = uses  # the uses left, this one included (expect)
         twin = twins[0] if twins else None  # a group's points are one seed's
         scripts = spares.script_argv(*(twin.imports if twin else fidelity.SCRIPT_IMPORTS))
         self.scripts = spares.Pool(scripts, expected=len(twins))
@@ -76,6 +77,17 @@ class GroupSpares:
             return None
         uses = sum(plan.rounds_of(group) for group in groups)
         return cls(plan, first, {"seed_process": True}, indices, uses=uses, twins=twins)
+
+    def expect(self, group: Group, indices: list[int]) -> None:
+        """A shared pool (for_set) at the start of a use: what it will still serve is at most this use's points
+        (those still due: a point that failed, was skipped or was measured before a resume is not) in each use
+        left, so a later batch does not start interpreters for points that no longer come."""
+        counts = Counter(self.imports[i] for i in indices)
+        for imports, pool in self.workers.items():
+            pool.expected = counts.get(imports, 0) * self.uses
+        twinned = sum(1 for i in indices if group.twin(i) is not None)
+        self.scripts.expected = min(self.scripts.expected, twinned * self.uses)  # 0 stays 0: no twins
+        self.uses = max(1, self.uses - 1)
 
     def worker_pool(self, index: int) -> spares.Pool:
         """The pool of measuring processes that imported ahead what this point imports."""
