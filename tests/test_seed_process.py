@@ -91,3 +91,18 @@ def test_a_seed_process_ends_without_the_interpreters_teardown_and_its_events_ar
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert done.returncode == 3, done.stderr
     assert done.stdout.splitlines() == (["event"] if seed_process else ["event", "teardown"])
+
+
+@pytest.mark.parametrize("seed_process", [True, False])
+def test_the_worker_ends_fast_only_after_a_seed_process_job(seed_process):
+    """runner.measure.worker.main marks a job's process for the fast end (end) only where the job is a seed's loop,
+    whatever way the job ended (here an unknown kind, reported as an error event)."""
+    import subprocess
+    import sys
+
+    job = json.dumps({"kind": "nothing", "framework": "torch", "device": "cpu", "seed_process": seed_process})
+    probe = "from runner.measure import worker\nworker.main()\nprint('fast', worker._ending['fast'])\n"
+    done = subprocess.run([sys.executable, "-c", probe], input=job, capture_output=True, text=True, timeout=300)
+    assert '"event": "error"' in done.stdout and "unknown job kind" in done.stdout, done.stdout + done.stderr
+    # any other job's stray prints go to stderr (runner.measure.worker._protocol)
+    assert f"fast {seed_process}" in (done.stdout + done.stderr).splitlines()

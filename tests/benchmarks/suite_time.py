@@ -94,7 +94,8 @@ def print_gaps(text: str) -> None:
     for line in text.splitlines():
         entry = json.loads(line)
         if "ended_at" not in entry:
-            previous = None if "fork_server" not in entry else previous
+            if "fork_server" not in entry:  # a piece with no end time (a compile-ahead pass): the next gap is unknown
+                previous = None
             continue
         began = entry["ended_at"] - (entry.get("wall_s") or entry.get("ready_s") or 0.0)
         if previous is not None and "steady_s" in entry and entry.get("pid") != pid:
