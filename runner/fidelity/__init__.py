@@ -178,16 +178,23 @@ def run_script(twin: Twin, device: str, units: int, timeout_s: float, spare: Spa
                     log.seek(0)
                     err = log.read()
             else:
-                proc = subprocess.run(
+                from runner.measure.spares import end_group
+
+                # its own session, as a spare's: what it leaves running is stopped with it (end_group)
+                proc = subprocess.Popen(
                     [sys.executable, *argv],
                     stdout=subprocess.PIPE,
                     stderr=log,
                     text=True,
                     cwd=cwd,
-                    timeout=timeout_s,
-                    check=False,
+                    start_new_session=True,
                 )
-                code, stdout = proc.returncode, proc.stdout
+                try:
+                    stdout, _ = proc.communicate(timeout=timeout_s)
+                finally:
+                    end_group(proc.pid)  # on a timeout or Ctrl-C, the script itself too
+                    proc.wait()
+                code = proc.returncode
                 log.seek(0)
                 err = log.read()
         except subprocess.TimeoutExpired:

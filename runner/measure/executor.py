@@ -20,7 +20,7 @@ from typing import IO, Any
 
 from runner.measure import forkserver
 from runner.measure.protocol import EXIT_CASE_FAILED, WORKER_MODULE, seed_process
-from runner.measure.spares import Spare
+from runner.measure.spares import Spare, end_group
 from runner.results import privacy
 
 EventHandler = Callable[[dict[str, Any]], None]
@@ -225,6 +225,7 @@ def run_child(
                     continue
                 on_event(event)
             code = proc.wait()
+            end_group(proc.pid)
         except KeyboardInterrupt:
             _kill(proc)
             raise Interrupted() from None

@@ -63,6 +63,17 @@ SCRIPT_PRELUDE = (
 )
 
 
+def end_group(pid: int) -> None:
+    """Stop whatever an ended process left running in its process group (every measuring process and every spare
+    starts its own session): a library's helper processes must not run on beside the next measurement. PyTorch's
+    Inductor, for one, starts a pool of kernel-compiling processes (one per core) whenever a loop is compiled, and a
+    process that loaded every kernel from the compile cache can end while that pool is still importing PyTorch.
+    Linux gives no new process the pid of an ended group leader while its group has members, so this reaches only
+    the ended process's own."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
 @dataclass
 class Spare:
     """A started interpreter, waiting for its work on stdin; `stderr` is the file its stderr goes to."""
@@ -225,4 +236,5 @@ def run_script(spare: Spare, argv: Sequence[str], cwd: Path, timeout_s: float) -
     except subprocess.TimeoutExpired:
         spare.close()
         raise
+    end_group(spare.proc.pid)
     return spare.proc.returncode, out

@@ -430,6 +430,10 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
         return run_compile(job, framework, device, out)
     if kind != "measure":
         raise ValueError(f"unknown job kind {kind!r}")
+    # PyTorch's Inductor otherwise starts its pool of kernel-compiling processes (one per core, each importing
+    # PyTorch) whenever a loop is compiled, though a measuring process mostly loads every kernel from the compile
+    # cache: the pool is started only when a kernel must be compiled, and never beside a loop that needs none.
+    os.environ.setdefault("TORCH_WARM_POOL", "0")
     workload = get_workload(job["workload"])
     cases = workload.cases(job["profile"])
     ceiling = SweepCeiling(workload.swept, job.get("point_budget_s", job["budget_s"]), job.get("peaks"))
