@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from runner.results import intervals
+from runner.results.labels import cpu_label
 from runner.workloads.base import VARIANTS
 from site_builder.analyses.frames import ok_rows, top_models
 from site_builder.analyses.speedups import TOO_FEW, speedup_summary
@@ -327,7 +328,7 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         [
             {
                 "machine_id": mid,
-                "label": f"{mid[:8]} · {s.machine.cpu.model}"
+                "label": f"{mid[:8]} · {cpu_label(s.machine.cpu)}"
                 + (f" + {s.machine.accelerators[0].model}" if s.machine.accelerators else ""),
                 "fingerprint": "; ".join(
                     x

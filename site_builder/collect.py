@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 from runner import fidelity
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import intervals
+from runner.results.labels import cpu_label
 from runner.results.schema import Measurement, ResultFile
 from site_builder import uncertainty
 from site_builder.columns import CATEGORIES, COLUMNS, NUMERIC
@@ -183,7 +184,7 @@ class Collector:
             label = sys.intern(point_label(m.point))
             for name, value in common.items():
                 columns[name].append(value)
-            for name, value in _measurement_columns(result, m, label, measured_peaks).items():
+            for name, value in _measurement_columns(result, m, label, measured_peaks, common["cpu_model"]).items():
                 columns[name].append(value)
             rows += 1
             if m.top_ops:
@@ -444,7 +445,7 @@ def _file_columns(result: ResultFile) -> dict[str, Any]:
     intern = sys.intern
     return {
         "machine_id": intern(machine.id),
-        "cpu_model": intern(machine.cpu.model),
+        "cpu_model": intern(cpu_label(machine.cpu)),
         "gpu_model": intern(gpu.model if gpu else ""),
         "gpu_vendor": VENDOR_NAMES[gpu.vendor] if gpu else "",
         "system_type": machine.system_type,
@@ -457,9 +458,11 @@ def _file_columns(result: ResultFile) -> dict[str, Any]:
 
 
 def _measurement_columns(
-    result: ResultFile, m: Measurement, label: str, measured_peaks: dict[tuple[str, str, str], float]
+    result: ResultFile, m: Measurement, label: str, measured_peaks: dict[tuple[str, str, str], float], cpu: str
 ) -> dict[str, Any]:
-    """A measurement's own columns (`label`: its point's, point_label), its texts interned."""
+    """A measurement's own columns (`label`: its point's, point_label), its texts interned. A CPU measurement's device
+    is named `cpu`, the machine's CPU with its core count (runner.results.labels.cpu_label), not the name its
+    framework reported."""
     intern = sys.intern
     version = result.schema_version
     # one value per independent process where the file measures in rounds: the figure, its interval and every ratio
@@ -491,7 +494,7 @@ def _measurement_columns(
         "variant": m.variant,
         "framework": intern(m.framework),
         "device": m.device,
-        "device_name": intern(m.device_name),
+        "device_name": cpu if m.device == "cpu" else intern(m.device_name),
         "precision": m.precision,
         "status": m.status,
         "median_s": m.median_s,

@@ -40,7 +40,7 @@ LEVEL = "machine or run: a machine's figure as the pages show it (its runs combi
 MEASUREMENT_COLUMNS = {
     "level": LEVEL,
     "machine_id": "Hash of the machine's hardware (its page is machines/<id>.html).",
-    "cpu_model": "CPU model as the machine reports it.",
+    "cpu_model": "The machine's CPU: its model (as the machine reports it, without trademark signs) and core count.",
     "gpu_model": "First accelerator's model, empty without one.",
     "gpu_vendor": "NVIDIA, AMD, Apple, Intel or other; empty without an accelerator.",
     "system_type": "laptop, desktop, server, cloud VM, ... (with the evidence on the machine page).",

@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from runner.results.labels import cpu_label
 from site_builder import advisor, charts, memo, opendata, seeds
 from site_builder.analyses.crossovers import batch_by_accelerator, crossover_summary, sweep_by_device
 from site_builder.analyses.frames import ok_rows
@@ -32,11 +33,11 @@ from site_builder.analyses.speedups import (
     equivalence_summary,
     framework_comparison,
     frameworks_by_device,
+    glance,
     loop_by_accelerator,
     loop_effect,
     speedup_summary,
     summarise,
-    workload_summary,
 )
 from site_builder.machines import MachineSummary, top_ops_rows
 from site_builder.render import RAW, page_url, render
@@ -45,6 +46,7 @@ from site_builder.site import Site
 __all__ = ["RAW", "Page", "csv_files", "registry"]
 
 LEADERBOARD_ROWS_PER_GROUP = 25
+GLANCE_MACHINES = 3  # machines named on a line of the answer at a glance; the rest are counted
 LATEST_CONTRIBUTIONS = 10
 WORKLOAD_TITLES = {
     "tabular-mlp": "seed 000: MLP on tabular data",
@@ -91,22 +93,27 @@ def home(site: Site) -> str:
         "runs": site.hardware.runs,
         "measurements": len(site.frame) + len(site.apart),
         "several_frameworks": len(site.frameworks) > 1,
-        "summary": [],
+        "glance": [],
+        "compared": 0,
         "overview": None,
         "rejected": len(site.rejected),
     }
     if not site.speedups.empty:
-        summary = workload_summary(site.speedups)
-        for workload, group in summary.groupby("workload", sort=True, observed=True):
-            by_loop = {str(r["variant"]): r for r in _records(group)}
-            view["summary"].append(
+        view["compared"] = int(site.speedups["machine_id"].nunique())
+        lines = glance(site.speedups)
+        order = {w: i for i, w in enumerate(WORKLOAD_TITLES)}  # the seeds' order
+        for workload, rows in sorted(
+            lines.groupby("workload", sort=True, observed=True), key=lambda item: order.get(str(item[0]), len(order))
+        ):
+            records = _records(rows)
+            for r in records:
+                r["shown"] = r["machine_ids"][:GLANCE_MACHINES]
+            view["glance"].append(
                 {
                     "workload": workload,
-                    "title": WORKLOAD_TITLES.get(str(workload), ""),
-                    "machines": int(group["machines"].max()),
-                    "loops": [by_loop.get("as-written"), by_loop.get("tuned")],
-                    "repeated": int(group["repeated_machines"].max()),
-                    "run_spread": float(group["run_spread"].max()),
+                    "title": f"{WORKLOAD_TITLES.get(str(workload), '')} ({workload})",
+                    "parts": bool(rows["part"].astype(bool).any()),
+                    "rows": records,
                 }
             )
         view["overview"] = site.chart("speedups-overview", charts.speedup_overview(speedup_summary(site.speedups)))
@@ -114,7 +121,7 @@ def home(site: Site) -> str:
     view["latest"] = [
         {
             "id": mid,
-            "cpu": s.machine.cpu.model,
+            "cpu": cpu_label(s.machine.cpu),
             "gpu": _gpu(s),
             "profile": s.runs[-1][1] if s.runs else None,
             "date": f"{s.started_at:%Y-%m-%d}",
@@ -288,7 +295,7 @@ def _machine_rows(site: Site) -> list[dict[str, Any]]:
         rows.append(
             {
                 "id": mid,
-                "cpu": m.cpu.model,
+                "cpu": cpu_label(m.cpu),
                 "threads": m.cpu.logical_cpus,
                 "gpu": gpu.model if gpu else "",
                 "gpu_count": gpu.count if gpu else 0,

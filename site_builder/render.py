@@ -26,6 +26,7 @@ import jinja2
 from markupsafe import Markup
 
 from runner.results.intervals import NO_INTERVAL
+from runner.results.labels import cpu_label
 from runner.results.summary import format_seconds
 from site_builder.escape import text as inert_text
 
@@ -197,6 +198,7 @@ def _environment() -> jinja2.Environment:
         interval=interval,
         bounds=bounds,
         framework=framework,
+        cpu=cpu_label,
         page_url=page_url,
         attr_json=attr_json,
         stash=RAW.stash,

@@ -441,6 +441,35 @@ def test_phone_width_has_no_horizontal_page_scroll(site, browser):
     page.close()
 
 
+def test_home_gives_each_lines_answer_and_speedup_without_sideways_scrolling(site, browser):
+    """The answer at a glance: on a desk a table row per workload, loop, accelerator, framework and CPU; at 390 px
+    each line is a card whose answer and speedup lie inside the screen, first in the card, the CPU with its cores."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((site / "index.html").as_uri())
+    rows = page.locator(".benchsite-glance-table tbody tr")
+    assert rows.count() >= 8
+    frameworks = page.locator('.benchsite-glance-table td[data-label="framework"]').all_inner_texts()
+    assert frameworks and all(f.strip() in {"PyTorch", "JAX", "TensorFlow"} for f in frameworks)
+    cpus = page.locator('.benchsite-glance-table td[data-label="CPU"]').all_inner_texts()
+    assert all(re.search(r", \d+ cores?\b", c) for c in cpus), cpus
+    page.close()
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto((site / "index.html").as_uri())
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    cards = page.locator(".benchsite-glance-table tbody tr")
+    for i in range(cards.count()):
+        card = cards.nth(i)
+        answer = card.locator('td[data-label="answer"]').bounding_box()
+        speedup = card.locator('td[data-label="speedup"]').bounding_box()
+        assert answer and speedup
+        for cell in (answer, speedup):
+            assert cell["x"] >= 0 and cell["x"] + cell["width"] <= 390, (i, cell)
+        assert answer["y"] < speedup["y"]
+        others = card.locator('td:not([data-label="answer"]):not([data-label="speedup"])')
+        assert all(others.nth(k).bounding_box()["y"] > speedup["y"] for k in range(others.count())), i
+    page.close()
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_screenshots_of_the_answer_pages(site, browser, width):
     """Full-page screenshots of the pages issue 29 changed (home, advisor, compare, a seed page, scale, a machine

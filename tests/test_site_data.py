@@ -9,7 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from runner.fingerprint import machine_id as fingerprint_id
 from runner.results import storage
+from runner.results.labels import cpu_label
 from runner.workloads import known
 from site_builder import combine, machines
 from site_builder.analyses.crossovers import batch_crossovers, crossover_summary, crossovers, sweep_by_device
@@ -17,11 +19,11 @@ from site_builder.analyses.scaling import scaling, scaling_spread
 from site_builder.analyses.slices import in_slice, primary_slice, split
 from site_builder.analyses.speedups import (
     framework_comparison,
+    glance,
     loop_by_accelerator,
     loop_effect,
     speedup_summary,
     speedups,
-    workload_summary,
 )
 from site_builder.collect import Collector, measurements_frame
 from site_builder.columns import CATEGORIES
@@ -108,10 +110,14 @@ def test_a_speedup_over_several_runs_sits_inside_its_own_interval():
     (row,) = table.to_dict("records")
     assert row["speedup"] == pytest.approx(2.02 / 0.5)
     assert row["speedup_lo"] <= row["speedup"] <= row["speedup_hi"]
-    # the home table counts the machine once and shows how far apart its runs came out
-    (summary,) = workload_summary(table).to_dict("records")
-    assert (summary["machines"], summary["comparisons"], summary["repeated_machines"]) == (1, 1, 1)
-    assert summary["run_spread"] == pytest.approx(2.12 / float(np.median(many)))
+    # the answer at a glance counts the machine once, with the same figure and interval
+    (line,) = glance(table).to_dict("records")
+    assert line["machines"] == 1 and line["points"] == 1
+    assert (line["speedup"], line["speedup_lo"], line["speedup_hi"]) == (
+        row["speedup"],
+        row["speedup_lo"],
+        row["speedup_hi"],
+    )
 
 
 def test_speedup_compares_only_the_same_machine_framework_and_hash():
@@ -121,6 +127,51 @@ def test_speedup_compares_only_the_same_machine_framework_and_hash():
     frame = measurements_frame([(Path("r"), make_result(cpu + gpu + other_hash))])
     table = speedups(frame).sort_values("depth")
     assert table["speedup"].tolist() == pytest.approx([0.25, 2.0])
+
+
+def test_a_cpu_is_named_by_its_model_and_cores_without_trademark_signs():
+    cpu = make_result().machine.cpu
+    xeon = cpu.model_copy(update={"model": "Intel(R) Xeon(R) Processor", "logical_cpus": 16, "physical_cores": 16})
+    assert cpu_label(xeon) == "Intel Xeon Processor, 16 cores"
+    smt = xeon.model_copy(update={"model": "AMD Ryzen 9 5900HX with Radeon Graphics", "physical_cores": 8})
+    assert cpu_label(smt) == "AMD Ryzen 9 5900HX with Radeon Graphics, 8 cores (16 threads)"
+    assert cpu_label(cpu.model_copy(update={"logical_cpus": 1})) == "AMD EPYC, 1 core"  # no core count: threads
+
+
+def _machine_with(cores: int, measurements: list) -> tuple[Path, object]:
+    """A run of the 2-core AMD EPYC of make_result, or of the same model with more cores (another machine)."""
+    result = make_result(measurements)
+    cpu = result.machine.cpu.model_copy(update={"logical_cpus": cores, "physical_cores": cores})
+    machine = result.machine.model_copy(update={"cpu": cpu, "id": fingerprint_id(cpu, result.machine.accelerators)})
+    return Path(f"{cores}"), result.model_copy(update={"machine": machine})
+
+
+def test_the_answer_at_a_glance_never_pools_frameworks_or_cpus_and_says_where_a_sweep_flips():
+    """Two frameworks on one machine and the same CPU model with 2 and with 16 cores: a line each, each line's
+    figure its own; along the depth sweep, where each side clearly wins."""
+    runs = []
+    for cores, cpu_s in ((2, 1.0), (16, 0.25)):
+        measurements = []
+        for framework, gpu_s in (("torch", {2: 4.0, 3: 2.0, 4: 0.5}), ("jax", {2: 0.1, 3: 0.1, 4: 0.1})):
+            for device, times in (("cpu", dict.fromkeys(gpu_s, cpu_s)), ("cuda", gpu_s)):
+                side = {"device": device, "device_name": "AMD EPYC" if device == "cpu" else "NVIDIA H100"}
+                measurements += [
+                    make_measurement(**side, framework=framework, point={"depth": d}, median_s=s)
+                    for d, s in times.items()
+                ]
+        runs.append(_machine_with(cores, measurements))
+    lines = glance(speedups(measurements_frame(runs)))
+    assert sorted(zip(lines["cpu_model"], lines["framework"], strict=True)) == [
+        ("AMD EPYC, 16 cores", "jax"), ("AMD EPYC, 16 cores", "torch"),
+        ("AMD EPYC, 2 cores", "jax"), ("AMD EPYC, 2 cores", "torch"),
+    ]  # fmt: skip
+    by = {(r["cpu_model"], r["framework"]): r for r in lines.to_dict("records")}
+    torch2 = by[("AMD EPYC, 2 cores", "torch")]
+    assert torch2["answer"] == "CPU faster at depths 2, 3; accelerator faster at depth 4"
+    assert torch2["side"] == "mixed" and torch2["at"] == "depth 4"
+    assert torch2["speedup"] == pytest.approx(2.0) and torch2["low"][0] == pytest.approx(0.25)
+    assert by[("AMD EPYC, 2 cores", "jax")]["answer"] == "accelerator faster at every depth (2 to 4)"
+    assert by[("AMD EPYC, 16 cores", "jax")]["speedup"] == pytest.approx(2.5)  # its own CPU's, not the median
 
 
 def test_crossover_is_interpolated_in_log_space():

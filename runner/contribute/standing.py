@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from runner.results import intervals
+from runner.results.labels import cpu_label
 from runner.results.schema import ResultFile
 
 # A side's between-run variance of a log time (site_builder.analyses.between), by device kind, loop and whether the
@@ -133,11 +134,12 @@ def _ordinal(n: int) -> str:
 
 def rows_of(result: ResultFile) -> list[Row]:
     """A result file's `ok` timed measurements (streaming latencies and data-parallel points aside)."""
+    cpu = cpu_label(result.machine.cpu)  # as the site names it (site_builder.collect)
     return [
         Row(
             result.machine.id,
             m.device,
-            m.device_name,
+            cpu if m.device == "cpu" else m.device_name,
             m.workload,
             m.workload_hash,
             m.framework,

@@ -56,11 +56,6 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
     accel = ok[ok["device"] != "cpu"]
     joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
     joined["speedup"] = joined["median_s_cpu"] / joined["median_s"]
-    # between runs: the slowest run's median over the fastest's, the larger of the two sides (1 for one run each)
-    joined["run_spread"] = np.fmax(
-        joined["runs_hi_s_cpu"] / joined["runs_lo_s_cpu"], joined["runs_hi_s"] / joined["runs_lo_s"]
-    )
-    joined["repeated"] = (joined["runs_cpu"] > 1) | (joined["runs"] > 1)
     eras = [between.era_of(c, a) for c, a in zip(joined["samples_cpu"], joined["samples"], strict=True)]
     tau2 = None if spread is None else spread.tau2_column(between.SPEEDUP, joined["device"], joined["variant"], eras)
     joined = ratio_intervals(joined, "samples_cpu", "samples", "speedup", tau2)
@@ -129,34 +124,6 @@ def speedup_summary(table: pd.DataFrame) -> pd.DataFrame:
         depth=("depth", "first"),
     )
     return summary.assign(verdict=verdicts(summary) if len(summary) else [])
-
-
-def workload_summary(table: pd.DataFrame) -> pd.DataFrame:
-    """Per workload and variant, over all machines and points: the median and range of the speedups, how
-    many comparisons each side clearly wins (its interval clear of 1x) and how many have no interval, and between
-    runs: how many machines ran it more than once (each still counts once) and the largest spread between one
-    machine's runs (the slowest run's median over the fastest's, CPU or accelerator side)."""
-    columns = [
-        "workload", "variant", "machines", "median", "lo", "hi", "comparisons", "gpu", "cpu", "unclear", "none",
-        "repeated_machines", "run_spread",
-    ]  # fmt: skip
-    if table.empty:
-        return pd.DataFrame(columns=columns)
-    table = table.assign(_repeated_id=table["machine_id"].where(table["repeated"]))
-    grouped = table.groupby(["workload", "variant"], sort=True, observed=True)
-    return grouped.agg(
-        machines=("machine_id", "nunique"),
-        median=("speedup", "median"),
-        lo=("speedup", "min"),
-        hi=("speedup", "max"),
-        comparisons=("speedup", "size"),
-        gpu=("verdict", lambda v: int((v == "accelerator faster").sum())),
-        cpu=("verdict", lambda v: int((v == "CPU faster").sum())),
-        unclear=("verdict", lambda v: int((v == "no clear winner").sum())),
-        none=("verdict", lambda v: int((v == TOO_FEW).sum())),
-        repeated_machines=("_repeated_id", "nunique"),
-        run_spread=("run_spread", "max"),
-    ).reset_index()[columns]
 
 
 LOOP_COLUMNS = [
@@ -302,3 +269,87 @@ def frameworks_by_device(table: pd.DataFrame) -> pd.DataFrame:
         median_s=("median_s", "median"),
         median_s_base=("median_s_base", "median"),
     )
+
+
+# The field a workload's points sweep, and its name in a sentence: each line of the answer at a glance runs along it.
+SWEEPS = {"depth-sweep": ("depth", "depth", "depths"), "transformer": ("batch_size", "batch size", "batch sizes")}
+LINE_KEYS = ["workload", "variant", "gpu_model", "cpu_model", "framework"]
+# which side a line's answer gives the win to (a line along a sweep whose verdicts differ is "mixed")
+SIDES = {"accelerator faster": "accelerator", "CPU faster": "cpu"}
+
+
+def _runs(values: list[Any], verdicts: list[str]) -> list[tuple[str, list[Any]]]:
+    """Consecutive sweep values that share a verdict, in the sweep's order."""
+    runs: list[tuple[str, list[Any]]] = []
+    for value, verdict in zip(values, verdicts, strict=True):
+        if runs and runs[-1][0] == verdict:
+            runs[-1][1].append(value)
+        else:
+            runs.append((verdict, [value]))
+    return runs
+
+
+def _span(values: list[Any]) -> str:
+    shown = [f"{v:g}" if isinstance(v, float) else str(v) for v in values]
+    return shown[0] if len(shown) == 1 else ", ".join(shown) if len(shown) == 2 else f"{shown[0]} to {shown[-1]}"
+
+
+def glance(table: pd.DataFrame) -> pd.DataFrame:
+    """The answer at a glance: one line per workload, loop, accelerator model, CPU (model and cores) and framework,
+    never a median across frameworks or CPUs. Per workload point, the median over the line's machines with its
+    interval (summarise: of one machine, that machine's own figure and interval, as its leaderboard row). A line of
+    one point says its verdict and speedup; a line along a sweep (the depth sweep's depths; a transformer model and
+    mode's batch sizes) says where each side clearly wins along it and the range of its speedups, with the speedup
+    and interval of its largest point."""
+    columns = [
+        *LINE_KEYS, "part", "answer", "side", "speedup", "speedup_lo", "speedup_hi", "at", "low", "high", "points",
+        "machines", "machine_ids",
+    ]  # fmt: skip
+    if table.empty:
+        return pd.DataFrame(columns=columns)
+    table = table.assign(
+        part=[
+            f"{m} {mode}" if w == "transformer" and isinstance(m, str) else ""
+            for w, m, mode in zip(table["workload"], table["model"], table["mode"], strict=True)
+        ],
+        sweep=[
+            table.at[i, SWEEPS[w][0]] if w in SWEEPS else np.nan
+            for i, w in zip(table.index, table["workload"], strict=True)
+        ],
+    )
+    keys = [*LINE_KEYS, "part", "sweep", "point"]
+    points = summarise(table, keys, "speedup", ids=("machine_id", lambda ids: sorted(set(ids))))
+    points = points.assign(verdict=verdicts(points))
+    rows = []
+    for values, line in points.groupby([*LINE_KEYS, "part"], sort=True, observed=True):
+        line = line.sort_values("sweep") if line["sweep"].notna().all() else line.sort_values("point")
+        row = dict(zip([*LINE_KEYS, "part"], values, strict=True))
+        last = line.iloc[-1]
+        ids = sorted({i for group in line["ids"] for i in group})
+        row.update(
+            speedup=last["speedup"], speedup_lo=last["speedup_lo"], speedup_hi=last["speedup_hi"],
+            points=len(line), machines=len(ids), machine_ids=ids, at=None, low=None, high=None,
+        )  # fmt: skip
+        if len(line) == 1:
+            row["answer"], row["side"] = str(last["verdict"]), SIDES.get(str(last["verdict"]), "unclear")
+        else:
+            _, one, many = SWEEPS.get(str(row["workload"]), ("point", "point", "points"))
+            sweep = [v if pd.notna(v) else p for v, p in zip(line["sweep"], line["point"], strict=True)]
+            sweep = [int(v) if isinstance(v, float) and v.is_integer() else v for v in sweep]
+            runs = _runs(sweep, list(line["verdict"]))
+            row["side"] = SIDES.get(runs[0][0], "unclear") if len(runs) == 1 else "mixed"
+            if len(runs) == 1:
+                row["answer"] = f"{runs[0][0]} at every {one} ({_span(sweep)})"
+            else:
+                row["answer"] = "; ".join(
+                    f"{'no interval' if v == TOO_FEW else v} at {many if len(s) > 1 else one} {_span(s)}"
+                    for v, s in runs
+                )
+            low, high = line["speedup"].idxmin(), line["speedup"].idxmax()
+            row.update(
+                at=f"{one} {sweep[-1]}",
+                low=(float(line.at[low, "speedup"]), f"{one} {sweep[list(line.index).index(low)]}"),
+                high=(float(line.at[high, "speedup"]), f"{one} {sweep[list(line.index).index(high)]}"),
+            )
+        rows.append(row)
+    return pd.DataFrame(rows, columns=columns)
