@@ -32,6 +32,7 @@ from site_builder.uncertainty import Interval
 
 SEEDS_FILE = Path(__file__).resolve().parents[1] / "docs" / "seeds.yaml"
 REPRODUCED, DIFFERS, MIXED, NOT_YET = "reproduced", "differs", "mixed", "not measured yet"
+PARTLY = "partly checked"  # some claim not measured yet: never "reproduced" as a whole
 UNDECIDED = "undecided"  # no interval decides it: too wide for a tie's margin, or one sample on each side
 EXPECTED_VERDICTS = {
     "accelerator": {"accelerator faster"},
@@ -83,6 +84,7 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
         rows = rows[rows.apply(lambda r: _matches(r, point), axis=1)] if not rows.empty else rows
     expected = EXPECTED_VERDICTS[claim["expect"]]
     margin = claim.get("margin")
+    published = float(claim["published"])
     out = []
     for machine_id, group in rows.groupby("machine_id", sort=True):
         group = group.sort_values(["params", "batch_size"], na_position="first")
@@ -109,6 +111,7 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
                         "lo": None if pd.isna(r.speedup_lo) else r.speedup_lo,
                         "hi": None if pd.isna(r.speedup_hi) else r.speedup_hi,
                         "verdict": r.verdict,
+                        "magnitude": None if margin else magnitude(r.speedup, r.speedup_lo, r.speedup_hi, published),
                     }
                     # the five columns alone: a row tuple of the whole (wide) table cost most of the page
                     for r in group[["point", "speedup", "speedup_lo", "speedup_hi", "verdict"]].itertuples()
@@ -117,6 +120,23 @@ def speedup_reproductions(site: Site, claim: dict[str, Any]) -> list[dict[str, A
             }
         )
     return out
+
+
+SAME_SIZE = "the published figure lies inside the interval"
+
+
+def magnitude(speedup: float, lo: Any, hi: Any, published: float) -> str:
+    """A speedup's size against the claim's published one, apart from its direction: the published figure inside the
+    machine's 95% interval, or how many times smaller or larger the machine's figure is where the interval excludes
+    it; without an interval, only the ratio. The seed measured other hardware, so a size that differs tells how the
+    machines differ, not that the claim is wrong."""
+    ratio = published / speedup
+    times = f"{ratio:.1f}x smaller than published" if ratio >= 1 else f"{1 / ratio:.1f}x larger than published"
+    if lo is None or hi is None or pd.isna(lo) or pd.isna(hi):
+        return f"{times} ({TOO_FEW})"
+    if lo <= published <= hi:
+        return SAME_SIZE
+    return times
 
 
 def tie_verdict(lo: Any, hi: Any, margin: float) -> bool | None:
@@ -293,6 +313,8 @@ def _seed_view(site: Site, seed: Seed) -> dict[str, Any]:
                 "summary": {v: verdicts.count(v) for v in (REPRODUCED, DIFFERS, MIXED, UNDECIDED)}
                 if machines
                 else None,
+                "same_size": sum(p.get("magnitude") == SAME_SIZE for m in machines for p in m.get("points", [])),
+                "sized": sum(p.get("magnitude") is not None for m in machines for p in m.get("points", [])),
             }
         )
     figures = []
@@ -304,6 +326,7 @@ def _seed_view(site: Site, seed: Seed) -> dict[str, Any]:
     return {
         "seed": seed,
         "claims": claims,
+        "status": overall(claims),
         "invitations": [invitation_status(site, i) for i in seed.invitations],
         "figures": figures,
         "shown_at_most": seed_machines(),
@@ -321,6 +344,7 @@ SEED_CSV_COLUMNS = [
     "value_hi",
     "unit",
     "verdict",
+    "magnitude",
     "machine_verdict",
 ]
 
@@ -358,6 +382,7 @@ def seed_csv(view: dict[str, Any]) -> pd.DataFrame:
                         "value_hi": p["hi"],
                         "unit": "speedup",
                         "verdict": p["verdict"],
+                        "magnitude": p["magnitude"],
                         "machine_verdict": m["verdict"],
                     }
                 )
@@ -401,16 +426,21 @@ def claim_rows(claim: dict[str, Any], machines: list[dict[str, Any]]) -> pd.Data
 
 
 def overall(claims: list[dict[str, Any]]) -> str:
-    """A seed's status over its claims and machines: what the decided verdicts say (an undecided one, whose interval
-    decides nothing, neither agrees nor disagrees with them), undecided where none is decided."""
+    """A seed's status over its claims' directions and machines: what the decided verdicts say (an undecided one,
+    whose interval decides nothing, neither agrees nor disagrees with them), undecided where none is decided; a seed
+    with a claim no machine has measured is only partly checked. The index and the seed's page both show this."""
     found = [m["verdict"] for c in claims for m in c["machines"]]
     if not found:
         return NOT_YET
     verdicts = [v for v in found if v != UNDECIDED]
     if not verdicts:
-        return UNDECIDED
-    if all(v == REPRODUCED for v in verdicts):
-        return REPRODUCED
-    if all(v == DIFFERS for v in verdicts):
-        return DIFFERS
-    return MIXED
+        status = UNDECIDED
+    elif all(v == REPRODUCED for v in verdicts):
+        status = REPRODUCED
+    elif all(v == DIFFERS for v in verdicts):
+        status = DIFFERS
+    else:
+        status = MIXED
+    if any(not c["machines"] for c in claims):
+        return f"{PARTLY}: {status} so far"
+    return status

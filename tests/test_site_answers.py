@@ -109,7 +109,10 @@ def test_other_profiles_and_suites_are_kept_apart():
 
 
 def _seed_claim(**overrides):
-    claim = {"kind": "speedup", "workload": "depth-sweep", "framework": "torch", "expect": "accelerator", "point": {}}
+    claim = {
+        "kind": "speedup", "workload": "depth-sweep", "framework": "torch", "expect": "accelerator", "point": {},
+        "published": 3.0,
+    }  # fmt: skip
     return {**claim, **overrides}
 
 
@@ -135,6 +138,14 @@ def test_a_seed_claim_is_reproduced_only_where_the_interval_says_so():
     tie = {m["machine_id"]: m["verdict"] for m in seeds.speedup_reproductions(site, _seed_claim(expect="tie"))}
     assert tie == {faster.machine.id: seeds.DIFFERS, slower.machine.id: seeds.REPRODUCED}
     assert seeds.speedup_reproductions(site, _seed_claim(framework="jax")) == []
+    # the size apart from the direction: the published 3x inside the faster machine's interval, 30x far above it
+    sizes = {
+        m["machine_id"]: m["points"][0]["magnitude"]
+        for m in seeds.speedup_reproductions(site, _seed_claim(published=30.0))
+    }
+    assert sizes[faster.machine.id] == "10.0x smaller than published"
+    (same,) = [m for m in seeds.speedup_reproductions(site, _seed_claim()) if m["machine_id"] == faster.machine.id]
+    assert same["points"][0]["magnitude"] == seeds.SAME_SIZE and same["verdict"] == seeds.REPRODUCED
 
 
 def test_a_tie_is_judged_inside_its_margin():
@@ -426,3 +437,6 @@ def test_a_seeds_status_counts_only_the_verdicts_that_decide():
     assert status(seeds.UNDECIDED, seeds.UNDECIDED) == seeds.UNDECIDED
     assert status(seeds.REPRODUCED, seeds.DIFFERS, seeds.UNDECIDED) == seeds.MIXED
     assert status() == seeds.NOT_YET
+    # a claim no machine measured: the seed is only partly checked, whatever the measured claims say
+    measured, unmeasured = {"machines": [{"verdict": seeds.REPRODUCED}]}, {"machines": []}
+    assert seeds.overall([measured, unmeasured]) == f"{seeds.PARTLY}: {seeds.REPRODUCED} so far"

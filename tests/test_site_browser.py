@@ -470,6 +470,23 @@ def test_home_gives_each_lines_answer_and_speedup_without_sideways_scrolling(sit
     page.close()
 
 
+def test_a_seed_page_judges_direction_and_size_apart_and_agrees_with_the_index(site, browser):
+    """Seed 002 claims 99.4x: each machine's row gives the claim's direction and, apart, the size against the
+    published figure; the status its page states is the one the seeds index lists."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((site / "seeds" / "002.html").as_uri())
+    headers = page.locator(".benchsite-table th").all_inner_texts()
+    assert any(h.startswith("direction") for h in headers) and any(h.startswith("size against") for h in headers)
+    sizes = page.locator(".benchsite-table td").all_inner_texts()
+    assert any("than published" in c or "inside the interval" in c for c in sizes)
+    status = re.search(r"Status: ([^.]+)\.", page.locator("article").inner_text())
+    assert status
+    page.goto((site / "seeds.html").as_uri())
+    row = page.locator("tr", has=page.locator('a[href$="002.html"]'))
+    assert row.locator("td").last.inner_text().strip() == status.group(1)
+    page.close()
+
+
 @pytest.mark.parametrize("width", [1400, 390])
 def test_screenshots_of_the_answer_pages(site, browser, width):
     """Full-page screenshots of the pages issue 29 changed (home, advisor, compare, a seed page, scale, a machine
