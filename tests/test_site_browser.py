@@ -396,6 +396,7 @@ def test_the_compare_pickers_change_the_table(site, server, browser):
         assert pickers.count() == 2
         ids = pickers.first.locator("option").evaluate_all("os => os.map(o => o.value)")
         assert H200_MACHINE in ids and len(ids) >= 3
+        default_b = pickers.nth(1).input_value()
         before = _texts(page, compare)
         pickers.nth(1).select_option(pickers.first.input_value())  # B = A: every ratio is exactly 1
         page.wait_for_timeout(300)
@@ -410,6 +411,16 @@ def test_the_compare_pickers_change_the_table(site, server, browser):
         page.wait_for_function(
             f"() => document.querySelector('#chart-compare .vega-bind select').value === '{H200_MACHINE}'"
         )
+        # never a machine against itself: the page's default B, opened as A from its own page, gets another B
+        page.goto((site / f"machines/{default_b}.html").as_uri())
+        page.locator("a", has_text="Compare this machine").click()
+        page.wait_for_url("**/compare.html#*")
+        wait_for_charts(page)
+        page.wait_for_function(
+            f"() => document.querySelectorAll('#chart-compare .vega-bind select')[0].value === '{default_b}'"
+        )
+        assert pickers.nth(1).input_value() not in ("", default_b)
+        assert not [t for t in _texts(page, compare) if "= 1.000x" in t]
 
 
 PHONE_PAGES = [

@@ -14,14 +14,24 @@ function benchsiteRenderCharts() {
       .catch(function (error) { console.error("benchsite: chart " + el.id + " failed to draw", error); });
   });
 }
-// The compare page: a machine page links to compare.html#<machine id>, which opens with that machine as A.
+// The compare page: a machine page links to compare.html#<machine id>, which opens with that machine as A, and B
+// another machine (never A itself: the first other one offered).
 function benchsitePickFromHash(el, view) {
   var id = decodeURIComponent(window.location.hash.slice(1));
   if (el.id !== "chart-compare" || !/^[0-9a-f]{16}$/.test(id)) return;
-  var select = el.querySelector(".vega-bind select");
+  var selects = el.querySelectorAll(".vega-bind select");
+  var select = selects[0];
   if (!select || !Array.prototype.some.call(select.options, function (o) { return o.value === id; })) return;
   select.value = id;
-  view.signal("a", id).runAsync();
+  view.signal("a", id);
+  if (view.signal("b") === id && selects[1]) {
+    var other = Array.prototype.find.call(selects[1].options, function (o) { return o.value !== id; });
+    if (other) {
+      selects[1].value = other.value;
+      view.signal("b", other.value);
+    }
+  }
+  view.runAsync();
 }
 // The advisor: its answer in the page's text, one sentence per accelerator, from the grid the chart draws and the
 // same controls. site_builder/advisor.py (answer) writes the same sentence; the browser tests hold them equal.
