@@ -175,7 +175,7 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
     cols = ["label", "machine", "machine_id", "variant", "framework", "cpu_model", "gpu_model", "speedup"]
     data = data[[*cols, "speedup_lo", "speedup_hi", "verdict", "unclear"]]
     base = alt.Chart(data).encode(
-        x=alt.X("label:N", title=None, sort=None, axis=alt.Axis(labelAngle=-60)),
+        x=alt.X("label:N", title=None, sort=list(dict.fromkeys(data["label"])), axis=alt.Axis(labelAngle=-60)),
         y=alt.Y("machine:N", title=None),
         tooltip=[
             alt.Tooltip("machine_id:N", title="machine"),
@@ -192,6 +192,7 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
             "speedup:Q",
             title="speedup (x)",
             scale=alt.Scale(type="log", scheme="blueorange", domainMid=1),
+            legend=alt.Legend(format=".3~g"),
         )
     )
     marks = base.mark_text(fontSize=10, fontWeight="bold").encode(text="unclear:N")
@@ -340,7 +341,8 @@ def framework_chart(table: pd.DataFrame) -> alt.LayerChart:
     data = ordered(table).assign(label=lambda t: point_labels(t))
     data = data[["label", "variant", "framework", "device", "device_name", "machines", "ratio", "ratio_lo", "ratio_hi"]]
     base = alt.Chart(data).encode(
-        y=alt.Y("label:N", title=None, sort=None),
+        # the points in the order `ordered` gives them (depth 2 before 10), named: layers keep an explicit order
+        y=alt.Y("label:N", title=None, sort=list(dict.fromkeys(data["label"]))),
         yOffset=alt.YOffset("framework:N"),
         color=alt.Color("framework:N"),
         tooltip=[

@@ -19,6 +19,7 @@ from site_builder.analyses.scaling import scaling, scaling_spread
 from site_builder.analyses.slices import in_slice, primary_slice, split
 from site_builder.analyses.speedups import (
     framework_comparison,
+    frameworks_by_device,
     glance,
     loop_by_accelerator,
     loop_effect,
@@ -223,6 +224,29 @@ def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
         assert "tooltip" in text and "legend" in text
     heatmap = charts.machine_heatmap(table, ["a23074609b32f305"]).to_dict()
     assert "tooltip" in str(heatmap)
+
+
+def test_charts_keep_points_in_numeric_order_and_format_their_legends():
+    """Depth 2 before depth 10 on the frameworks and heatmap charts (a layered chart re-sorts labels it is not
+    given in order), and a heatmap legend of short numbers, not '196.444794715'."""
+    from site_builder import charts
+
+    depths = {2: 1.0, 10: 1.0, 11: 1.0}
+    cpu = sweep("cpu", depths) + [
+        make_measurement(framework="jax", point={"depth": d}, median_s=2.0 * t) for d, t in depths.items()
+    ]
+    gpu = sweep("cuda", {2: 2.0, 10: 0.5, 11: 0.4})
+    frame = measurements_frame([(Path("r"), make_result(cpu + gpu))])
+    table = speedups(frame)
+    heatmap = charts.machine_heatmap(table, list(table["machine_id"].unique())).to_dict()
+    assert heatmap["spec"]["layer"][0]["encoding"]["x"]["sort"] == [
+        "depth-sweep d=2",
+        "depth-sweep d=10",
+        "depth-sweep d=11",
+    ]
+    assert heatmap["spec"]["layer"][0]["encoding"]["color"]["legend"]["format"] == ".3~g"
+    spec = charts.framework_chart(frameworks_by_device(framework_comparison(frame))).to_dict()
+    assert spec["layer"][0]["encoding"]["y"]["sort"] == ["depth-sweep d=2", "depth-sweep d=10", "depth-sweep d=11"]
 
 
 def test_short_point_labels():
