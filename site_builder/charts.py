@@ -14,6 +14,8 @@ import altair as alt
 import numpy as np
 import pandas as pd
 
+from site_builder.render import framework as framework_name
+
 HEATMAP_MACHINES = 40
 SPEEDUP_AXIS = "speedup over the same machine's CPU (x)"
 
@@ -106,28 +108,35 @@ def _dot_plot(
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
     """Median speedup across machines per workload point, loop and accelerator model, log scale, with the
     median's 95% interval and its verdict (speedup_summary: of one machine, its leaderboard row's)."""
-    data = ordered(summary).assign(label=lambda t: point_labels(t))
+    data = ordered(summary).assign(
+        label=lambda t: point_labels(t),
+        series=lambda t: t["variant"].astype(str) + ", " + t["framework"].astype(str).map(framework_name),
+    )
     data = data[
-        ["label", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "verdict", "machines"]
-    ]
+        [
+            "label", "series", "variant", "framework", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "verdict",
+            "machines",
+        ]
+    ]  # fmt: skip
     tooltip: list[str | alt.Tooltip] = [
         alt.Tooltip("label:N", title="workload"),
-        alt.Tooltip("variant:N", title="loop"),
-        "framework:N",
+        alt.Tooltip("series:N", title="loop, framework"),
         alt.Tooltip("gpu_model:N", title="accelerator"),
         *_interval_tooltips("speedup", "median speedup"),
         "verdict:N",
         "machines:Q",
     ]
     base = alt.Chart(data).encode(
-        y=alt.Y("label:N", title=None, sort=None),
-        yOffset=alt.YOffset("variant:N"),
+        y=alt.Y("label:N", title=None, sort=list(dict.fromkeys(data["label"]))),
+        # each loop and framework a row of its own within a point: JAX's and PyTorch's points never overlap
+        yOffset=alt.YOffset("series:N"),
         color=alt.Color("gpu_model:N", title="accelerator"),
         tooltip=tooltip,
     )
-    loop = alt.Shape("variant:N", title="loop")
-    chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_model", loop)
-    return chart.configure_legend(orient="bottom", columns=2, labelLimit=260)
+    shape = alt.Shape("series:N", title="loop, framework")
+    chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_model", shape)
+    # one legend entry a line, each whole: at phone width two columns cut "NVIDIA H100 80GB HBM3" to "NVIDIA"
+    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0)
 
 
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
