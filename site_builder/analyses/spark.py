@@ -58,7 +58,8 @@ def spark_streaming(frame: pd.DataFrame) -> pd.DataFrame:
 
 def sustained(table: pd.DataFrame) -> pd.DataFrame:
     """The sustained throughput per machine, device and model: the highest offered rate that was sustained
-    below the first that was not (every rate is a doubling, so the true figure lies in [rate, next_rate));
+    below the first that was not (every rate is a doubling, so the true figure lies in [rate, next_rate)), and the
+    rate that step achieved (`achieved`: the rows it committed per second, which the page reports as sustained);
     next_rate is NaN where no measured rate failed (open above), rate NaN where even the lowest failed."""
     if table.empty:
         return pd.DataFrame()
@@ -73,6 +74,7 @@ def sustained(table: pd.DataFrame) -> pd.DataFrame:
         entry = dict(zip(keys, values, strict=True))
         entry.update(
             rate=float(best["rate"]) if best is not None else np.nan,
+            achieved=float(best["samples_per_s"]) if best is not None else np.nan,  # what that step delivered
             next_rate=float(first_fail),
             p99_s=best["p99_s"] if best is not None else np.nan,
             p99_s_lo=best["p99_s_lo"] if best is not None else np.nan,
