@@ -140,6 +140,17 @@ def percent(value: float | None) -> str:
     return "-" if _missing(value) else f"{float(value):.1%}"  # type: ignore[arg-type]
 
 
+def share(value: float | None) -> str:
+    """A share (of a device's peak): a percentage with one decimal, or two significant digits below 1% (a small
+    loop's 0.012% is not "0.0%")."""
+    if _missing(value):
+        return "-"
+    percent_value = float(value) * 100  # type: ignore[arg-type]
+    if percent_value != 0 and abs(percent_value) < 1:
+        return f"{percent_value:.2g}%"
+    return f"{percent_value:.1f}%"
+
+
 def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     """'lo .. hi' in the given format; a missing side is open ('below' / 'above' the measured range)."""
     show = FORMATS[fmt]
@@ -163,6 +174,7 @@ FORMATS = {
     "seconds": seconds,
     "count": count,
     "percent": lambda v: f"{float(v):.1%}",
+    "share": share,
 }
 
 
@@ -195,6 +207,7 @@ def _environment() -> jinja2.Environment:
         times=times,
         count=count,
         percent=percent,
+        share=share,
         interval=interval,
         bounds=bounds,
         framework=framework,

@@ -569,3 +569,10 @@ def test_the_frame_is_every_runs_rows_combined_whichever_way_they_are_converted(
     kept = gaps.frame()
     assert len(kept) == 1 and kept["stable"].tolist() == [True] and kept["params"].tolist() == [1234.0]
     assert (kept["stable"].dtype, kept["params"].dtype) == (object, "float64")  # as the gap in the older run makes
+
+
+def test_a_small_share_of_peak_keeps_its_digits():
+    from site_builder.render import bounds, share
+
+    assert share(0.00012) == "0.012%" and share(0.5) == "50.0%" and share(0.0) == "0.0%" and share(None) == "-"
+    assert bounds(0.0001, 0.0003, "share") == "0.01% .. 0.03%"
