@@ -493,6 +493,7 @@ LEADERBOARD_COLUMNS = [
     "device_name",
     "precision",
     "median_s",
+    "unit",
     "ci_lo_s",
     "ci_hi_s",
     "samples_per_s",

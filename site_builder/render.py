@@ -140,6 +140,11 @@ def percent(value: float | None) -> str:
     return "-" if _missing(value) else f"{float(value):.1%}"  # type: ignore[arg-type]
 
 
+def per(unit: str | None) -> str:
+    """What a time is per, after it: " per epoch", " per step" (a streaming latency and a missing unit: nothing)."""
+    return f" per {unit}" if isinstance(unit, str) and unit in ("epoch", "step", "call", "batch") else ""
+
+
 def share(value: float | None) -> str:
     """A share (of a device's peak): a percentage with one decimal, or two significant digits below 1% (a small
     loop's 0.012% is not "0.0%")."""
@@ -208,6 +213,7 @@ def _environment() -> jinja2.Environment:
         count=count,
         percent=percent,
         share=share,
+        per=per,
         interval=interval,
         bounds=bounds,
         framework=framework,
