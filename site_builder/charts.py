@@ -140,36 +140,43 @@ def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
 
 
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
-    """Speedup per workload point by accelerator model, coloured by vendor: the median over machines with its
-    95% interval (the bar); the tooltip gives the range over machines."""
-    data = ordered(summary).assign(label=lambda t: point_labels(t))
-    cols = ["label", "variant", "gpu_vendor", "gpu_model", "speedup", "speedup_lo", "speedup_hi", "lo", "hi"]
+    """Speedup per workload point by accelerator model, a colour per model (its vendor named in the legend): the
+    median over machines with its 95% interval (the bar); the tooltip gives the range over machines."""
+    data = ordered(summary).assign(
+        label=lambda t: point_labels(t),
+        accelerator=lambda t: [
+            m if str(m).lower().startswith(str(v).lower()) else f"{v} {m}"
+            for v, m in zip(t["gpu_vendor"], t["gpu_model"], strict=True)
+        ],
+        series=lambda t: t["gpu_model"].astype(str) + ", " + t["framework"].astype(str).map(framework_name),
+    )
+    cols = [
+        "label", "variant", "framework", "gpu_vendor", "gpu_model", "accelerator", "series", "speedup", "speedup_lo",
+        "speedup_hi", "lo", "hi",
+    ]  # fmt: skip
     data = data[[*cols, "machines"]]
     tooltip: list[str | alt.Tooltip] = [
         alt.Tooltip("label:N", title="workload"),
         alt.Tooltip("variant:N", title="loop"),
         alt.Tooltip("gpu_vendor:N", title="vendor"),
         alt.Tooltip("gpu_model:N", title="accelerator"),
+        "framework:N",
         *_interval_tooltips("speedup", "median speedup"),
         alt.Tooltip("lo:Q", format=".3g", title="slowest machine"),
         alt.Tooltip("hi:Q", format=".3g", title="fastest machine"),
         "machines:Q",
     ]
     base = alt.Chart(data).encode(
-        y=alt.Y("label:N", title=None, sort=None),
-        yOffset=alt.YOffset("gpu_model:N"),
-        color=alt.Color(
-            "gpu_vendor:N",
-            title="vendor",
-            scale=alt.Scale(domain=list(VENDOR_COLOURS), range=list(VENDOR_COLOURS.values())),
-        ),
+        y=alt.Y("label:N", title=None, sort=list(dict.fromkeys(data["label"]))),
+        yOffset=alt.YOffset("series:N"),  # a row per accelerator and framework within each point
+        # a colour per accelerator model (a vendor's colour made every NVIDIA model one green); the vendor is in the
+        # legend's label and the tooltip
+        color=alt.Color("accelerator:N", title="accelerator"),
         tooltip=tooltip,
     )
     loop = alt.Shape("variant:N", title="loop")
-    return _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_vendor", loop, size=50).configure_legend(orient="bottom")
-
-
-VENDOR_COLOURS = {"NVIDIA": "#76b900", "AMD": "#ed1c24", "Apple": "#555555", "Intel": "#0071c5", "other": "#999999"}
+    chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "accelerator", loop, size=50)
+    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0)
 
 
 def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:

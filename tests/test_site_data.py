@@ -245,6 +245,11 @@ def test_charts_keep_points_in_numeric_order_and_format_their_legends():
         "depth-sweep d=11",
     ]
     assert heatmap["spec"]["layer"][0]["encoding"]["color"]["legend"]["format"] == ".3~g"
+    # the vendor chart: a colour per accelerator model, a row per model and framework (JAX's and PyTorch's apart)
+    vendor = charts.vendor_chart(speedup_summary(table)).to_dict()
+    encoding = vendor["layer"][1]["encoding"]
+    assert (encoding["color"]["field"], encoding["yOffset"]["field"]) == ("accelerator", "series")
+    assert {row["series"].split(", ")[-1] for row in vendor["datasets"][vendor["data"]["name"]]} == {"PyTorch"}
     spec = charts.framework_chart(frameworks_by_device(framework_comparison(frame))).to_dict()
     assert spec["layer"][0]["encoding"]["y"]["sort"] == ["depth-sweep d=2", "depth-sweep d=10", "depth-sweep d=11"]
 
