@@ -425,4 +425,4 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
         .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")), text="line:N")
         .properties(width=PANEL_WIDTH, height=alt.Step(18), title="A's time / B's time, per measurement both ran")
     )
-    return alt.vconcat(fingerprint, chart, table).add_params(a, b).configure_axisY(labelLimit=200)
+    return alt.vconcat(fingerprint, chart, table).add_params(a, b).configure_axisY(labelLimit=0)

@@ -102,7 +102,7 @@ def _dot_plot(
     if shape is not None:
         points = points.encode(shape=shape)
     layered = _legend_highlight(_errorbar(base, field), pick) + _legend_highlight(points, pick) + one_x()
-    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=200)
+    return layered.properties(width=CONTAINER).configure_axisY(labelLimit=0, titleLimit=0)
 
 
 def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
@@ -136,7 +136,7 @@ def speedup_overview(summary: pd.DataFrame) -> alt.LayerChart:
     shape = alt.Shape("series:N", title="loop, framework")
     chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "gpu_model", shape)
     # one legend entry a line, each whole: at phone width two columns cut "NVIDIA H100 80GB HBM3" to "NVIDIA"
-    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0)
+    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0, titleLimit=0)
 
 
 def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
@@ -176,7 +176,7 @@ def vendor_chart(summary: pd.DataFrame) -> alt.LayerChart:
     )
     loop = alt.Shape("variant:N", title="loop")
     chart = _dot_plot(base, "speedup", SPEEDUP_AXIS, "accelerator", loop, size=50)
-    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0)
+    return chart.configure_legend(orient="bottom", direction="vertical", columns=1, labelLimit=0, titleLimit=0)
 
 
 def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
@@ -213,7 +213,8 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
     )
     marks = base.mark_text(fontSize=10, fontWeight="bold").encode(text="unclear:N")
     layered = alt.layer(cells, marks).properties(width=alt.Step(14), height=alt.Step(16))
-    return layered.facet(column=alt.Column("variant:N", title="loop"), data=data).configure_axisY(labelLimit=260)
+    faceted = layered.facet(column=alt.Column("variant:N", title="loop"), data=data)
+    return faceted.configure_axisY(labelLimit=0, titleLimit=0).configure_axisX(labelLimit=0, titleLimit=0)
 
 
 def crossover_chart(sweep: pd.DataFrame) -> alt.FacetChart:
@@ -248,7 +249,7 @@ def crossover_chart(sweep: pd.DataFrame) -> alt.FacetChart:
     return (
         layered.properties(width=300, height=260)
         .facet(column=alt.Column("framework:N", title=None), data=data)
-        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+        .configure_legend(orient="bottom", columns=1, labelLimit=0, titleLimit=0)
     )
 
 
@@ -282,7 +283,7 @@ def batch_chart(table: pd.DataFrame, variant: str) -> alt.LayerChart:
     return (
         (_legend_highlight(band, "series") + _legend_highlight(lines, "series") + one_x("y"))
         .properties(width=CONTAINER, height=320)
-        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+        .configure_legend(orient="bottom", columns=1, labelLimit=0, titleLimit=0)
     )
 
 
@@ -422,7 +423,9 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
             .mark_rule(strokeDash=[4, 4], color="gray")
             .encode(y="y:Q", tooltip=[alt.Tooltip("what:N", title="line")])
         )
-    return layers.properties(width=CONTAINER, height=280).configure_legend(orient="bottom", columns=1, labelLimit=400)
+    return layers.properties(width=CONTAINER, height=280).configure_legend(
+        orient="bottom", columns=1, labelLimit=0, titleLimit=0
+    )
 
 
 # The tooltip fields that name a Spark point's machine, device, master and model.
@@ -463,7 +466,7 @@ def spark_chart(table: pd.DataFrame) -> alt.FacetChart:
     return (
         layers.properties(width=260, height=240)
         .facet(column=alt.Column("model:N", title=None))
-        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+        .configure_legend(orient="bottom", columns=1, labelLimit=0, titleLimit=0)
     )
 
 
@@ -506,7 +509,7 @@ def stream_chart(table: pd.DataFrame) -> alt.FacetChart:
     return (
         layers.properties(width=320, height=260)
         .facet(column=alt.Column("model:N", title=None))
-        .configure_legend(orient="bottom", columns=1, labelLimit=400)
+        .configure_legend(orient="bottom", columns=1, labelLimit=0, titleLimit=0)
     )
 
 
@@ -523,5 +526,7 @@ def claim_chart(rows: pd.DataFrame, title: str) -> alt.LayerChart:
         x=alt.X("value:Q", scale=alt.Scale(type="log"), title=title),
         shape=alt.Shape("source:N", scale=alt.Scale(domain=["published", "reproduction"], range=["diamond", "circle"])),
     )
-    layered = (_errorbar(base, "value") + points).properties(width=CONTAINER).configure_axisY(labelLimit=260)
+    layered = (
+        (_errorbar(base, "value") + points).properties(width=CONTAINER).configure_axisY(labelLimit=0, titleLimit=0)
+    )
     return layered.configure_legend(orient="bottom")

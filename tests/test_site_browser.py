@@ -481,6 +481,18 @@ def test_home_gives_each_lines_answer_and_speedup_without_sideways_scrolling(sit
     page.close()
 
 
+def test_no_chart_label_is_cut_short(site, browser):
+    """Vega shortens a label longer than its limit with an ellipsis: no chart on the answer pages does."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    for name in [*PHONE_PAGES, "seeds/003", "seeds/002", "scale"]:
+        page.goto((site / f"{name}.html").as_uri())
+        wait_for_charts(page)
+        texts = page.eval_on_selector_all(".benchsite-chart svg text", "ts => ts.map(t => t.textContent)")
+        cut = [t for t in texts if t.rstrip().endswith("…")]
+        assert not cut, (name, cut[:5])
+    page.close()
+
+
 def test_a_seed_page_judges_direction_and_size_apart_and_agrees_with_the_index(site, browser):
     """Seed 002 claims 99.4x: each machine's row gives the claim's direction and, apart, the size against the
     published figure; the status its page states is the one the seeds index lists."""
