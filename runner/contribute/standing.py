@@ -97,8 +97,8 @@ class Standing:
         return self.versus[0] if self.versus and self.versus[0].ratio > 1 else None
 
     def sentence(self) -> str:
-        """E.g. 'your CPU (AMD EPYC): 3rd of 7 CPUs on the as-written loops; 1.40x (1.30 .. 1.50) the time of
-        the fastest (Intel Xeon in machine 0c9b..., 12 shared measurements).'"""
+        """E.g. 'your CPU (AMD EPYC, 2 cores): 3rd of 7 CPUs on the as-written loops; 1.40x (1.30 .. 1.50) the time
+        of the fastest (machine 0c9b...'s Intel Xeon Processor, 16 cores; 12 shared measurements).'"""
         what = f"your {self.device_class} ({self.device_name}): {_ordinal(self.rank)} of {self.of} {self.device_class}s"
         what += f" on the {self.variant} loops"
         best = self.fastest
@@ -106,7 +106,7 @@ class Standing:
             shown = intervals.NO_INTERVAL if best.lo is None or best.hi is None else f"{best.lo:.2f} .. {best.hi:.2f}"
             return (
                 f"{what}; {best.ratio:.2f}x ({shown}) the time of the fastest "
-                f"({best.device_name} in machine {best.machine_id}, {_shared(best.shared)})."
+                f"(machine {best.machine_id}'s {best.device_name}; {_shared(best.shared)})."
             )
         # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
         nearest = self.versus[0] if self.versus else None
@@ -118,7 +118,7 @@ class Standing:
             else f"{1 / nearest.hi:.2f} .. {1 / nearest.lo:.2f}"
         )
         return (
-            f"{what}; the next, {nearest.device_name} in machine {nearest.machine_id}, takes "
+            f"{what}; the next, machine {nearest.machine_id}'s {nearest.device_name}, takes "
             f"{1 / nearest.ratio:.2f}x ({shown}) your time ({_shared(nearest.shared)})."
         )
 
