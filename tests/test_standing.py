@@ -68,7 +68,7 @@ def test_compare_reads_a_results_folder_and_the_sites_parquet(tmp_path):
     cli = CliRunner()
     out = cli.invoke(app, ["compare", str(mine_path), "--against", str(results)])
     assert out.exit_code == 0, out.output
-    assert "your CPU (AMD EPYC): 2nd of 2 CPUs" in " ".join(out.output.split())
+    assert "your CPU (AMD EPYC mine, 2 cores): 2nd of 2 CPUs" in " ".join(out.output.split())
     # the same from open data: a parquet with the site's columns (samples as text)
     rows = standing.rows_of(faster)
     table = pd.DataFrame(
@@ -256,5 +256,5 @@ def test_a_first_quick_run_is_placed_among_the_committed_standard_runs(tmp_path)
     assert {loop for _, _, loop in ranks} == {"as-written", "tuned"}
     assert all(1 <= int(rank) <= int(of) and int(of) >= 2 for rank, of, _ in ranks)
     # "(1 shared measurement)" where this CPU is the fastest, else "(the fastest's name, 1 shared measurement)"
-    assert re.search(r"[(,] ?1 shared measurement\)", text)
+    assert re.search(r"[(,;] ?1 shared measurement\)", text)
     assert out.exists() and sorted(results.rglob("*.yaml")) == before
