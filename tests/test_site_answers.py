@@ -440,3 +440,19 @@ def test_a_seeds_status_counts_only_the_verdicts_that_decide():
     # a claim no machine measured: the seed is only partly checked, whatever the measured claims say
     measured, unmeasured = {"machines": [{"verdict": seeds.REPRODUCED}]}, {"machines": []}
     assert seeds.overall([measured, unmeasured]) == f"{seeds.PARTLY}: {seeds.REPRODUCED} so far"
+
+
+def test_the_home_page_lists_a_bounded_number_of_kinds_of_machine_and_counts_the_rest(monkeypatch):
+    """At most GLANCE_LINES lines a workload and loop; the rest are counted and linked, so the home page stays short
+    however many CPUs contribute."""
+    from site_builder import pages
+
+    def machine(label: str) -> object:
+        return make_result([measurement("cpu", [2.0, 2.1, 2.2]), measurement("cuda", [1.0, 1.05, 1.1])], label=label)
+
+    site = site_of(machine("a"), machine("b"))  # two kinds of machine: two CPU models
+    monkeypatch.setattr(pages, "GLANCE_LINES", 1)
+    home = pages.RAW.restore(pages.home(site))  # the page with its raw HTML blocks put back
+    assert home.count('<tr class="benchsite-glance-') == 1 and "1 more line (kinds of machine" in home
+    monkeypatch.setattr(pages, "GLANCE_LINES", 24)
+    assert pages.RAW.restore(pages.home(site)).count('<tr class="benchsite-glance-') == 2

@@ -307,16 +307,15 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
     ]  # fmt: skip
     if table.empty:
         return pd.DataFrame(columns=columns)
-    table = table.assign(
-        part=[
-            f"{m} {mode}" if w == "transformer" and isinstance(m, str) else ""
-            for w, m, mode in zip(table["workload"], table["model"], table["mode"], strict=True)
-        ],
-        sweep=[
-            table.at[i, SWEEPS[w][0]] if w in SWEEPS else np.nan
-            for i, w in zip(table.index, table["workload"], strict=True)
-        ],
+    workload = table["workload"].astype(str)
+    sweep = pd.Series(np.nan, index=table.index)
+    for name, (field, _, _) in SWEEPS.items():
+        sweep = sweep.mask(workload == name, pd.to_numeric(table[field], errors="coerce"))
+    models = table["model"].astype("object")
+    part = (models.astype(str) + " " + table["mode"].astype("object").astype(str)).where(
+        (workload == "transformer") & models.notna(), ""
     )
+    table = table.assign(part=part, sweep=sweep)
     keys = [*LINE_KEYS, "part", "sweep", "point"]
     points = summarise(table, keys, "speedup", ids=("machine_id", lambda ids: sorted(set(ids))))
     points = points.assign(verdict=verdicts(points))
