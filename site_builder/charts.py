@@ -190,7 +190,8 @@ def machine_heatmap(table: pd.DataFrame, machines: list[str]) -> alt.FacetChart:
     )
     cols = ["label", "machine", "machine_id", "variant", "framework", "cpu_model", "gpu_model", "speedup"]
     data = data[[*cols, "speedup_lo", "speedup_hi", "verdict", "unclear"]]
-    base = alt.Chart(data).encode(
+    # no data of its own: the facet hands each panel its rows (layers with data draw every row in every panel)
+    base = alt.Chart().encode(
         x=alt.X("label:N", title=None, sort=list(dict.fromkeys(data["label"])), axis=alt.Axis(labelAngle=-60)),
         y=alt.Y("machine:N", title=None),
         tooltip=[
@@ -224,7 +225,9 @@ def crossover_chart(sweep: pd.DataFrame) -> alt.FacetChart:
     cols = ["series", "device_name", "variant", "framework", "depth", "params", "median_s"]
     data = data[[*cols, "median_s_lo", "median_s_hi", "machines"]]
     x = alt.X("params:Q", scale=alt.Scale(type="log"), title="parameters")
-    base = alt.Chart(data).encode(
+    # no data of its own: the facet hands each framework's panel its rows (layers with data drew every framework's
+    # rows in every panel, joined into one sawtooth line)
+    base = alt.Chart().encode(
         x=x,
         color=alt.Color("series:N", title="device"),
         detail="variant:N",

@@ -224,6 +224,10 @@ def test_charts_are_valid_vega_lite_with_tooltips_and_legend_selection():
         assert "tooltip" in text and "legend" in text
     heatmap = charts.machine_heatmap(table, ["a23074609b32f305"]).to_dict()
     assert "tooltip" in str(heatmap)
+    # a faceted chart's layers carry no data of their own: each panel draws only its rows (layers with data drew
+    # every framework's rows in every panel of the crossover chart, one sawtooth line)
+    for faceted in (heatmap, charts.crossover_chart(sweep_by_device(frame)).to_dict()):
+        assert "data" in faceted and all("data" not in layer for layer in faceted["spec"]["layer"])
 
 
 def test_charts_keep_points_in_numeric_order_and_format_their_legends():
