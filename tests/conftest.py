@@ -117,6 +117,15 @@ def retime(m: Measurement, median_s: float, **update) -> Measurement:
     return make_measurement(**fields)
 
 
+def same_cpu_model(result: ResultFile, k: int) -> ResultFile:
+    """The result on another machine of the same CPU model as make_result's unlabelled one ('AMD EPYC, 2 cores' as the
+    site names it): the k-th such machine, told apart by its socket count, which the machine id hashes and the CPU's
+    name leaves out."""
+    cpu = result.machine.cpu.model_copy(update={"model": "AMD EPYC", "sockets": k})
+    machine = result.machine.model_copy(update={"cpu": cpu, "id": machine_id(cpu, result.machine.accelerators)})
+    return result.model_copy(update={"machine": machine})
+
+
 def make_result(measurements=None, label: str = "", suite: int = SUITE_VERSION) -> ResultFile:
     """A run of `measurements` on a 2-core AMD EPYC ('AMD EPYC <label>': another label, another machine), with
     the machine id its hardware hashes to."""

@@ -27,6 +27,7 @@ from tests.conftest import (
     make_measurement,
     make_result,
     retime,
+    same_cpu_model,
     save_under,
     suite_fields,
 )
@@ -236,6 +237,7 @@ def test_frameworks_page_shows_the_equivalence_check(tmp_path):
         torch_row = make_measurement(device="cpu")  # each machine its own samples (the same ones are a replay)
         other = retime(torch_row, 0.005, framework=framework)
         result = make_result([torch_row, other], label=label).model_copy(update={"equivalence": checks})
+        result = same_cpu_model(result, 1 + "abc".index(label))  # one CPU model: a row per framework
         ids[label] = save_under(results, result).parent.name
     done = build_site(results, tmp_path / "site", strict=True)
     assert done.returncode == 0, done.stderr
@@ -321,7 +323,7 @@ def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(t
     point = {"model": "vit-tiny", "batch_size": 16, "partitions": 2}
     for day, label in enumerate(("one", "two", "three", "four")):
         m = make_measurement(workload="spark-inference", variant="as-written", point=point, median_s=0.3 + day / 100)
-        result = make_result([m], label=label)
+        result = same_cpu_model(make_result([m], label=label), day + 1)  # four machines of one CPU model
         started = result.run.started_at + timedelta(days=day)  # one machine a day: the newest are the last two
         run = result.run.model_copy(update={"started_at": started, "finished_at": started + timedelta(minutes=5)})
         result = result.model_copy(update={"run": run})
@@ -335,7 +337,7 @@ def test_the_scale_page_lists_only_the_newest_machines_and_summarises_them_all(t
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", visible(page))))
     assert "the 2 most recently contributed of the 4 machines" in text
     # the summary counts all four machines, with the median's interval and the range over machines
-    assert re.search(r"AMD EPYC - vit-tiny 16 2 4 [\d,]+ [\d,]+ \.\. [\d,]+ [\d,]+ \.\. [\d,]+", text), text
+    assert re.search(r"AMD EPYC, 2 cores - vit-tiny 16 2 4 [\d,]+ [\d,]+ \.\. [\d,]+ [\d,]+ \.\. [\d,]+", text), text
     charted = {
         row["machine_id"]
         for match in re.finditer(r'id="chart-scale-spark" data-spec="([^"]*)"', page)

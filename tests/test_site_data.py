@@ -29,7 +29,7 @@ from site_builder.analyses.speedups import (
 from site_builder.collect import Collector, measurements_frame
 from site_builder.columns import CATEGORIES
 from site_builder.load import StrictBuildError, load_results
-from tests.conftest import make_measurement, make_result, retime, save_under
+from tests.conftest import make_measurement, make_result, retime, same_cpu_model, save_under
 
 REPO_RESULTS = Path(__file__).parent.parent / "results"
 
@@ -334,7 +334,7 @@ def test_chart_data_is_bounded_by_device_models_not_machines():
     for i in range(60):
         cpu = sweep("cpu", {2: 1.0, 3: 2.0})
         gpu = sweep("cuda", {2: 4.0, 3: 1.0})
-        results.append((Path(str(i)), make_result(cpu + gpu, label=f"#{i}")))
+        results.append((Path(str(i)), same_cpu_model(make_result(cpu + gpu), i + 1)))  # 60 machines, one CPU model
     frame = measurements_frame(results)
     assert frame["machine_id"].nunique() == 60
     sweep_rows = sweep_by_device(frame)
