@@ -387,6 +387,15 @@ def test_the_advisors_sentence_changes_with_its_controls(site, server, browser):
         assert _answers_change(page, at_32) != at_32
 
 
+def _compare_from_machine_page(page, site: Path, machine: str) -> None:
+    """Follow a machine page's compare link and wait until the compare page has that machine as A."""
+    page.goto((site / f"machines/{machine}.html").as_uri())
+    page.locator("a", has_text="Compare this machine").click()
+    page.wait_for_url("**/compare.html#*")
+    wait_for_charts(page)
+    page.wait_for_function(f"() => document.querySelector('#chart-compare .vega-bind select').value === '{machine}'")
+
+
 def test_the_compare_pickers_change_the_table(site, server, browser):
     compare = "#chart-compare svg g.mark-text.role-mark text"
     with watched_page(browser, server, "file", viewport={"width": 1300, "height": 900}) as page:
@@ -404,21 +413,9 @@ def test_the_compare_pickers_change_the_table(site, server, browser):
         assert same != before
         assert [t for t in same if " s = " in t] and all("= 1.000x" in t for t in same if " s = " in t), same
         # A machine page's link opens the page with that machine as A.
-        page.goto((site / f"machines/{H200_MACHINE}.html").as_uri())
-        page.locator("a", has_text="Compare this machine").click()
-        page.wait_for_url("**/compare.html#*")
-        wait_for_charts(page)
-        page.wait_for_function(
-            f"() => document.querySelector('#chart-compare .vega-bind select').value === '{H200_MACHINE}'"
-        )
+        _compare_from_machine_page(page, site, H200_MACHINE)
         # never a machine against itself: the page's default B, opened as A from its own page, gets another B
-        page.goto((site / f"machines/{default_b}.html").as_uri())
-        page.locator("a", has_text="Compare this machine").click()
-        page.wait_for_url("**/compare.html#*")
-        wait_for_charts(page)
-        page.wait_for_function(
-            f"() => document.querySelectorAll('#chart-compare .vega-bind select')[0].value === '{default_b}'"
-        )
+        _compare_from_machine_page(page, site, default_b)
         assert pickers.nth(1).input_value() not in ("", default_b)
         assert not [t for t in _texts(page, compare) if "= 1.000x" in t]
 

@@ -299,10 +299,10 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
     never a median across frameworks or CPUs. Per workload point, the median over the line's machines with its
     interval (summarise: of one machine, that machine's own figure and interval, as its leaderboard row). A line of
     one point says its verdict and speedup; a line along a sweep (the depth sweep's depths; a transformer model and
-    mode's batch sizes) says where each side clearly wins along it and the range of its speedups, with the speedup
-    and interval of its largest point."""
+    mode's batch sizes) says where each side clearly wins along it, with the speedup and interval of its largest
+    point and its lowest speedup."""
     columns = [
-        *LINE_KEYS, "part", "answer", "side", "speedup", "speedup_lo", "speedup_hi", "at", "low", "high", "points",
+        *LINE_KEYS, "part", "answer", "side", "speedup", "speedup_lo", "speedup_hi", "at", "low", "points",
         "machines", "machine_ids",
     ]  # fmt: skip
     if table.empty:
@@ -327,7 +327,7 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
         ids = sorted({i for group in line["ids"] for i in group})
         row.update(
             speedup=last["speedup"], speedup_lo=last["speedup_lo"], speedup_hi=last["speedup_hi"],
-            points=len(line), machines=len(ids), machine_ids=ids, at=None, low=None, high=None,
+            points=len(line), machines=len(ids), machine_ids=ids, at=None, low=None,
         )  # fmt: skip
         if len(line) == 1:
             row["answer"], row["side"] = str(last["verdict"]), SIDES.get(str(last["verdict"]), "unclear")
@@ -344,11 +344,7 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
                     f"{'no interval' if v == TOO_FEW else v} at {many if len(s) > 1 else one} {_span(s)}"
                     for v, s in runs
                 )
-            low, high = line["speedup"].idxmin(), line["speedup"].idxmax()
-            row.update(
-                at=f"{one} {sweep[-1]}",
-                low=(float(line.at[low, "speedup"]), f"{one} {sweep[list(line.index).index(low)]}"),
-                high=(float(line.at[high, "speedup"]), f"{one} {sweep[list(line.index).index(high)]}"),
-            )
+            low = int(line["speedup"].to_numpy().argmin())  # the line's lowest speedup, beside its largest point's
+            row.update(at=f"{one} {sweep[-1]}", low=(float(line["speedup"].iloc[low]), f"{one} {sweep[low]}"))
         rows.append(row)
     return pd.DataFrame(rows, columns=columns)
