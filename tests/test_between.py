@@ -53,6 +53,20 @@ def test_the_estimator_recovers_a_known_between_run_variance():
         assert abs(found.tau - tau) < 0.15 * tau, (tau, found.tau)
 
 
+def test_a_few_runs_with_wide_intervals_do_not_hide_that_the_others_disagree():
+    # runs spread by tau = 0.1 between runs, each precise within itself (se 0.01); one run in ten had a stalled
+    # round, which widens its interval (se 0.5) but not its figure (the median of its rounds). The mean s^2 (0.025)
+    # then exceeds the runs' whole spread (0.01): the method of moments said 0, and every precise run's interval
+    # missed the next run. Weighing each run by its own noise recovers tau.
+    table = synthetic(0.1, se=0.01, groups=600, seed=5)
+    noisy = np.arange(len(table)) % 10 == 0
+    half = uncertainty.Z95 * np.where(noisy, 0.5, 0.01)
+    table = table.assign(lo=table["value"] * np.exp(-half), hi=table["value"] * np.exp(half))
+    found = between.estimate(table)
+    assert found.within > found.pooled  # what V - W floored at 0
+    assert abs(found.tau - 0.1) < 0.015, found.tau
+
+
 def test_the_estimator_is_zero_where_runs_agree_within_their_own_noise():
     assert between.estimate(synthetic(0.0, se=0.05)).tau2 < 0.05**2 * 0.2  # the floor of V - W: near 0
     table = synthetic(0.2, se=0.05)

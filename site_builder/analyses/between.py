@@ -7,24 +7,28 @@ samples). Two runs of one machine differ by more (the committed results: 10%
 for measurements, 22% for speedups at the median, while one run's interval is 4 to 9% wide), so a figure that rests
 on one run gets the between-run variance added to its own (uncertainty.single_run_interval).
 
-The estimate is a random-effects method of moments on the log figures. A group is one figure of one machine and
-benchsite version (machine, benchsite version, profile, workload hash, framework, device: runs the site combines,
-site_builder.combine, of one harness; a speedup is paired within one run file, so its group is its accelerator
-side's), kept where at least 2 of its runs have a within-run interval. With y_gj the log figure of run j of group g,
-k_g its runs and s_gj its within-run standard error of the log figure (for a run of rounds, that of its rounds:
-uncertainty.rounds_se2; for an older run, ln(hi_gj / lo_gj) / (2 * 1.96), what its own 95% interval gives):
+The estimate is a random-effects model on the log figures. A group is one figure of one machine and benchsite version
+(machine, benchsite version, profile, workload hash, framework, device: runs the site combines, site_builder.combine,
+of one harness; a speedup is paired within one run file, so its group is its accelerator side's), kept where at least
+2 of its runs have a within-run interval. With y_gj the log figure of run j of group g, k_g its runs and s_gj its
+within-run standard error of the log figure (for a run of rounds, that of its rounds: uncertainty.rounds_se2; for an
+older run, ln(hi_gj / lo_gj) / (2 * 1.96), what its own 95% interval gives), tau^2 is the Paule-Mandel estimate: the
+tau^2 >= 0 at which the runs' weighted spread about their group's weighted mean is what chance alone gives,
 
-    V     = sum_g sum_j (y_gj - mean_j y_gj)^2 / sum_g (k_g - 1)    pooled variance of a group's runs
-    W     = sum_g sum_j s_gj^2 / sum_g k_g                          mean squared within-run standard error
-    tau^2 = max(0, V - W)
+    Q(tau^2) = sum_g sum_j w_gj (y_gj - ybar_g)^2 = sum_g (k_g - 1),    w_gj = 1 / (s_gj^2 + tau^2),
+    ybar_g = sum_j w_gj y_gj / sum_j w_gj                                (0 where Q(0) <= sum_g (k_g - 1))
 
-estimated for each figure (measurement: log median_s; speedup: log speedup), device class (cpu, accelerator; a
+Each run is weighed by its own noise, so a few runs with wide intervals do not hide that runs with narrow ones
+disagree (the plain method of moments, max(0, V - W) with V the pooled variance of a group's runs and W the mean
+s^2, set tau to 0 where one wide run's s^2 outweighed the rest; both are kept as Component.pooled and .within).
+
+It is estimated for each figure (measurement: log median_s; speedup: log speedup), device class (cpu, accelerator; a
 speedup's is the accelerator) and loop (as-written, tuned). A class and loop with no group takes the figure's
 estimate over all its groups. Where no speedup group is left at all (leave-one-machine-out on few machines), a
 speedup's tau^2 is the sum of its two sides' measurement tau^2 (the CPU's and the accelerator's of its loop: runs of
 the two sides taken as independent); 0 where neither figure has a group. Runs without a within-run interval (one
-sample) add no group member: their standard error is unknown. The estimate is a sum over the rows in a fixed order:
-the same files give the same tau.
+sample) add no group member: their standard error is unknown. The rows are put in one order (group, run) before
+the sums: the same files give the same tau.
 """
 
 from __future__ import annotations
@@ -138,12 +142,38 @@ def estimate(runs: pd.DataFrame) -> Component:
     rows = rows[size.to_numpy() >= 2]
     if rows.empty:
         return NONE
+    rows = rows.sort_values([*GROUP, "run_id", "y"], kind="stable")  # one order, whatever the files' order
     grouped = rows.groupby(GROUP, sort=True, observed=True, dropna=False)
     deviation = rows["y"] - grouped["y"].transform("mean")
     groups = grouped.ngroups
     pooled = float(np.sum(deviation.to_numpy() ** 2) / (len(rows) - groups))
     within = float(np.mean(rows["s2"].to_numpy()))
-    return Component(max(0.0, pooled - within), groups, len(rows), rows["machine_id"].nunique(), pooled, within)
+    tau2 = paule_mandel(rows["y"].to_numpy(float), rows["s2"].to_numpy(float), grouped.ngroup().to_numpy())
+    return Component(tau2, groups, len(rows), rows["machine_id"].nunique(), pooled, within)
+
+
+def paule_mandel(y: np.ndarray, s2: np.ndarray, group: np.ndarray) -> float:
+    """The tau^2 >= 0 at which Q(tau^2), the runs' spread about their group's mean weighted by 1 / (s^2 + tau^2),
+    equals its degrees of freedom (runs less groups); 0 where it is below them already. Q falls as tau^2 grows, so
+    bisection finds it; to a relative 1e-9, from the same rows the same value."""
+    group = np.unique(group, return_inverse=True)[1]
+    freedom = len(y) - (int(group.max()) + 1)
+    s2 = np.fmax(s2, 1e-12)  # a run whose rounds agree exactly: finite weight
+
+    def q(tau2: float) -> float:
+        w = 1.0 / (s2 + tau2)
+        mean = np.bincount(group, w * y) / np.bincount(group, w)
+        return float(np.sum(w * (y - mean[group]) ** 2))
+
+    if freedom <= 0 or q(0.0) <= freedom:
+        return 0.0
+    low, high = 0.0, max(float(np.var(y)), 1e-6)
+    while q(high) > freedom:
+        high *= 2.0
+    while high - low > 1e-9 * high:
+        middle = (low + high) / 2.0
+        low, high = (middle, high) if q(middle) > freedom else (low, middle)
+    return (low + high) / 2.0
 
 
 def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame) -> Between:
