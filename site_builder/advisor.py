@@ -9,27 +9,33 @@ Advisor: for each accelerator model, the median speedup over its machines' CPUs 
 by batch size. Between two measured points the speedup and both interval ends are interpolated in log-log;
 outside the measured range there is no estimate, and the page says so instead of extrapolating.
 
-Compare: machine A's time over machine B's for every measurement both ran (same workload_hash, profile,
-framework and device kind; every suite version, each labelled), with a 95% interval from each side's own
-interval (log-normal, the two sides independent).
+Compare: per device class and loop, the geometric mean of machine A's time over machine B's with its interval
+(runner.contribute.standing.ratio_interval, precomputed per pair of machines) and how many measurements each wins;
+then A's time over B's for every measurement both ran (same workload_hash, profile, framework and device kind; every
+suite version, each labelled), grouped by workload, with a 95% interval from each side's own interval (log-normal,
+the two sides independent).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import altair as alt
 import numpy as np
 import pandas as pd
 
+from runner.contribute import standing
+from runner.contribute.standing import device_class
 from runner.results import intervals
 from runner.results.labels import cpu_label
 from runner.workloads.base import VARIANTS
 from site_builder.analyses.frames import ok_rows, top_models
 from site_builder.analyses.speedups import TOO_FEW, speedup_summary
 from site_builder.charts import one_x, ordered, point_labels
+from site_builder.render import per
 
 PARAM_STEPS = 4  # slider positions per decade of parameters
 PARAM_RANGE = (1.0, 8.0)  # 10 .. 100,000,000 parameters
@@ -274,11 +280,24 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
     )
 
 
-def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """(rows, machines, keys): every ok measurement of the newest machines that another of them also ran, slim
-    (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval, NO_WIDTH where it
-    has none); one
-    fingerprint per machine; the measurements' labels by number."""
+@dataclass(frozen=True)
+class CompareData:
+    """What the compare page draws, slim: `rows` every ok measurement of the newest machines that another of them
+    also ran (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval, NO_WIDTH
+    where it has none); `machines` one fingerprint per machine; `keys` each measurement's labels by number (key:
+    the full label; w: workload; c: device class; l: loop; lab: the row's label within its workload; u: what its
+    time is per; info: suite, profile and workload hash); `summary` per pair of machines, device class and loop
+    (pcl: "A|B|class|loop" with A < B), the geometric mean of A's time over B's over the measurements both ran (r)
+    with its 95% interval (lo, hi) and their count (n)."""
+
+    rows: pd.DataFrame
+    machines: pd.DataFrame
+    keys: pd.DataFrame
+    summary: pd.DataFrame
+
+
+def compare_data(site: Any) -> CompareData:
+    """The compare page's data (CompareData) for the newest COMPARE_MACHINES machines."""
     newest = site.newest_machines[:COMPARE_MACHINES]
     wanted = set(newest)
     # The newest machines' rows are taken from each table first: the concatenation of every row of both, then in
@@ -288,35 +307,48 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         everything = frame
     else:
         everything = pd.concat([frame, site.apart[site.apart["machine_id"].isin(wanted)]], ignore_index=True)
-    ok = ok_rows(everything)
-    ok = ordered(ok).assign(label=lambda t: point_labels(t))
+    ok = ordered(ok_rows(everything)).reset_index(drop=True)
+    # within a point (its workload's order), loop, framework and device in turn
+    ok = ok.assign(_point=ok.groupby(["workload", "point"], sort=False, observed=True, dropna=False).ngroup())
+    ok = ok.sort_values(["_point", "variant", "framework", "device"], kind="stable").drop(columns="_point")
+    ok = ok.assign(label=lambda t: point_labels(t))
     width = np.log(ok["ci_hi_s"].astype(float) / ok["ci_lo_s"].astype(float)) / (2 * Z95)
     # Only the same measurement is paired: the hash names workload, size, loop and suite; the profile (time
     # budget) and the framework and device kind are in the key too.
-    labels = (
-        ok["label"]
-        + " · "
-        + ok["variant"]
-        + " · "
-        + ok["framework"]
-        + " · "
-        + ok["device"]
-        + " · suite "
-        + ok["suite"].astype(int).astype(str)
-        + " "
-        + ok["profile"].astype(str)
-        + " · "
-        + ok["workload_hash"].astype(str).str[:6]
+    suite = "suite " + ok["suite"].astype(int).astype(str) + " " + ok["profile"].astype(str)
+    within = pd.Series(
+        [_within(str(w), str(lab)) for w, lab in zip(ok["workload"], ok["label"], strict=True)], index=ok.index
     )
+    device = ok["device"].astype(str).map(lambda d: "CPU" if d == "cpu" else d.upper())
+    labels = (
+        ok["label"] + " · " + ok["variant"] + " · " + ok["framework"] + " · " + ok["device"] + " · " + suite
+        + " · " + ok["workload_hash"].astype(str).str[:6]
+    )  # fmt: skip
+    short = (within + " · ").where(within != "", "") + ok["variant"] + " · " + ok["framework"] + " · " + device
+    info = ok["profile"].astype(str) + " · " + ok["workload_hash"].astype(str).str[:6]
     # A measurement only one machine ran can never be paired: left out. Each row names its measurement by a
     # number; the labels travel once, in a table of their own.
     shared = labels.map(labels.groupby(labels).size()) > 1
-    ok, labels, width = ok[shared], labels[shared], width[shared]
-    keys = pd.DataFrame({"key": list(dict.fromkeys(labels))}).reset_index(names="k")
+    ok, labels, width, short, info = ok[shared], labels[shared], width[shared], short[shared], info[shared]
+    first = (~labels.duplicated()).to_numpy()
+    units = ok["unit"] if "unit" in ok else pd.Series("", index=ok.index)
+    keys = pd.DataFrame(
+        {
+            "key": labels.to_numpy()[first],
+            "w": ok["workload"].astype(str).to_numpy()[first],
+            "c": [device_class(str(d)) for d in ok["device"].to_numpy()[first]],
+            "l": ok["variant"].astype(str).to_numpy()[first],
+            "lab": short.to_numpy()[first],
+            "u": [per(u) for u in units.to_numpy()[first]],
+            "info": info.to_numpy()[first],
+            "g": standing.timed(ok)[first].astype(int),  # in the summary: one device, a time (no latency)
+        }
+    ).reset_index(names="k")
+    number = dict(zip(keys["key"], keys["k"], strict=True))
     rows = pd.DataFrame(
         {
             "m": ok["machine_id"].astype(str),
-            "k": labels.map(dict(zip(keys["key"], keys["k"], strict=True))),
+            "k": labels.map(number),
             "t": ok["median_s"].astype(float),
             "s": width.where(width > 0, NO_WIDTH),  # a measurement without an interval: no ratio interval either
         }
@@ -346,12 +378,68 @@ def compare_data(site: Any) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
             for mid, s in ((m, site.machines[m]) for m in newest if m in paired)
         ]
     )
-    return rows, machines, keys
+    summary = _compare_summary(ok.assign(_k=labels.map(number).to_numpy()), keys, site.spread.tau2_of_time)
+    return CompareData(rows, machines, keys, summary)
 
 
-def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame) -> alt.VConcatChart:
-    """Two pickers (machine A, machine B): their fingerprints, then per measurement both ran, A's time over
-    B's with its 95% interval, as a chart and as a table."""
+def _within(workload: str, label: str) -> str:
+    """A point's label within its workload's group: 'd=4' of 'depth-sweep d=4'; empty for a workload of one point."""
+    return label[len(workload) :].strip() if label.startswith(workload) else label
+
+
+def _compare_summary(ok: pd.DataFrame, keys: pd.DataFrame, tau2: standing.Tau2) -> pd.DataFrame:
+    """Per pair of machines (A < B), device class and loop: the geometric mean of A's time over B's over the
+    measurements both ran, with its interval, as every standing computes it (runner.contribute.standing
+    .ratio_interval: Student's t on each side's rounds, the spread between runs of each machine added)."""
+    ok = ok.reset_index(drop=True)
+    table = standing.TableRows(ok)
+    timed = set(keys["k"][keys["g"] == 1])
+    by_machine = {
+        str(m): {k: table.compared(i) for k, i in zip(g["_k"], g.index, strict=True) if k in timed}
+        for m, g in ok.groupby("machine_id", observed=True)
+    }
+    group_of = dict(zip(keys["k"], zip(keys["c"], keys["l"], strict=True), strict=True))
+    out = []
+    machines = sorted(by_machine)
+    for i, a in enumerate(machines):
+        for b in machines[i + 1 :]:
+            both = sorted(set(by_machine[a]) & set(by_machine[b]))
+            groups: dict[tuple[str, str], list[int]] = {}
+            for k in both:
+                groups.setdefault(group_of[k], []).append(k)
+            for (cls, loop), ks in sorted(groups.items()):
+                # over the measurements with an interval on both sides (two rounds or more): one without makes
+                # the whole geometric mean's interval unknown (ratio_interval)
+                ks = [k for k in ks if by_machine[a][k].has_interval and by_machine[b][k].has_interval]
+                if not ks:
+                    continue
+                mine = [by_machine[a][k] for k in ks]
+                theirs = [by_machine[b][k] for k in ks]
+                between = tau2(mine[0].device, loop, all(r.rounds for r in mine))
+                between += tau2(theirs[0].device, loop, all(r.rounds for r in theirs))
+                lo_hi = intervals.interval_or_none(*standing.ratio_interval(mine, theirs, between))
+                logs = [math.log(m.median / t.median) for m, t in zip(mine, theirs, strict=True)]
+                out.append(
+                    {
+                        "pcl": f"{a}|{b}|{cls}|{loop}",
+                        "r": math.exp(sum(logs) / len(logs)),
+                        "lo": lo_hi[0] if lo_hi else None,
+                        "hi": lo_hi[1] if lo_hi else None,
+                        "n": len(ks),
+                    }
+                )
+    return pd.DataFrame(out, columns=["pcl", "r", "lo", "hi", "n"])
+
+
+VERDICTS = alt.Scale(domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"])
+PAIR_KEY = "(a < b ? a + '|' + b : b + '|' + a)"  # the summary's pair key of the two picked machines
+
+
+def compare_chart(data: CompareData) -> alt.VConcatChart:
+    """Two pickers (machine A, machine B): their fingerprints; per device class and loop the geometric mean of A's
+    time over B's with its interval and how many measurements each side wins; then every measurement both ran,
+    grouped by workload, A's time over B's with its 95% interval and both times."""
+    machines, keys = data.machines, data.keys
     ids = machines["machine_id"].tolist()
     labels = machines["label"].tolist()
     a = alt.param(name="a", value=ids[0], bind=alt.binding_select(options=ids, labels=labels, name="Machine A "))
@@ -360,32 +448,114 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
         value=ids[min(1, len(ids) - 1)],
         bind=alt.binding_select(options=ids, labels=labels, name="Machine B "),
     )
-    paired = (
-        alt.Chart(_values(rows))
-        .transform_filter("datum.m == a || datum.m == b")
-        .transform_calculate(
-            ma="datum.m == a ? datum.t : 0",
-            mb="datum.m == b ? datum.t : 0",
-            la="datum.m == a ? datum.s : -2",
-            lb="datum.m == b ? datum.s : -2",
-        )
-        .transform_aggregate(ma="max(ma)", mb="max(mb)", la="max(la)", lb="max(lb)", groupby=["k"])
-        .transform_filter("datum.ma > 0 && datum.mb > 0")
-        .transform_lookup(lookup="k", from_=alt.LookupData(_values(keys), "k", ["key"]))
-        .transform_calculate(
-            ratio="datum.ma / datum.mb",
-            spread=f"{Z95} * sqrt(datum.la * datum.la + datum.lb * datum.lb)",
-        )
-        .transform_calculate(
-            ratio_lo="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(-datum.spread)",
-            ratio_hi="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(datum.spread)",
-        )
-        .transform_calculate(
-            verdict="datum.ratio_lo === null ? 'no clear winner' : (datum.ratio_lo > 1 ? 'B faster' : "
+    paired = [
+        alt.FilterTransform("datum.m == a || datum.m == b"),
+        alt.CalculateTransform(calculate="datum.m == a ? datum.t : 0", **{"as": "ma"}),
+        alt.CalculateTransform(calculate="datum.m == b ? datum.t : 0", **{"as": "mb"}),
+        alt.CalculateTransform(calculate="datum.m == a ? datum.s : -2", **{"as": "la"}),
+        alt.CalculateTransform(calculate="datum.m == b ? datum.s : -2", **{"as": "lb"}),
+        alt.AggregateTransform(
+            aggregate=[
+                alt.AggregatedFieldDef(op="max", field=f, **{"as": f}) for f in ("ma", "mb", "la", "lb")
+            ],
+            groupby=["k"],
+        ),
+        alt.FilterTransform("datum.ma > 0 && datum.mb > 0"),
+        alt.LookupTransform(
+            lookup="k", **{"from": alt.LookupData(_values(keys), "k", ["key", "w", "c", "l", "lab", "u", "info", "g"])}
+        ),
+        alt.CalculateTransform(calculate="datum.ma / datum.mb", **{"as": "ratio"}),
+        alt.CalculateTransform(
+            calculate=f"{Z95} * sqrt(datum.la * datum.la + datum.lb * datum.lb)", **{"as": "spread"}
+        ),
+        alt.CalculateTransform(
+            calculate="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(-datum.spread)", **{"as": "ratio_lo"}
+        ),
+        alt.CalculateTransform(
+            calculate="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(datum.spread)", **{"as": "ratio_hi"}
+        ),
+        alt.CalculateTransform(
+            calculate="datum.ratio_lo === null ? 'no clear winner' : (datum.ratio_lo > 1 ? 'B faster' : "
             "(datum.ratio_hi < 1 ? 'A faster' : 'no clear winner'))",
-            shown=f"datum.ratio_lo === null ? '{TOO_FEW}' : format(datum.ratio_lo, '.3f') + ' .. ' + "
+            **{"as": "verdict"},
+        ),
+        alt.CalculateTransform(
+            calculate=f"datum.ratio_lo === null ? '{TOO_FEW}' : format(datum.ratio_lo, '.3f') + ' .. ' + "
             "format(datum.ratio_hi, '.3f')",
+            **{"as": "shown"},
+        ),
+    ]
+    fingerprint = (
+        alt.Chart(_values(machines))
+        .transform_filter("datum.machine_id == a || datum.machine_id == b")
+        .transform_calculate(
+            side="datum.machine_id == a ? 'A' : 'B'",
+            parts="split(datum.fingerprint, '; ')",
         )
+        .transform_calculate(
+            lines="[datum.side + ': ' + datum.machine_id, join(slice(datum.parts, 0, 3), '; '), "
+            "join(slice(datum.parts, 3), '; ')]"
+        )
+        .mark_text(align="left", baseline="top", lineHeight=15)
+        .encode(x=alt.value(0), y=alt.Y("side:N", title=None, axis=None), text="lines:N")
+        .properties(width=PANEL_WIDTH, height=alt.Step(50))
+    )
+    summary = alt.Chart(
+        _values(data.rows),
+        title="A's time / B's time, per device class and loop",
+        transform=[
+        *paired,
+        alt.FilterTransform("datum.g == 1"),
+        alt.CalculateTransform(calculate="datum.verdict == 'A faster' ? 1 : 0", **{"as": "wa"}),
+        alt.CalculateTransform(calculate="datum.verdict == 'B faster' ? 1 : 0", **{"as": "wb"}),
+        alt.AggregateTransform(
+            aggregate=[
+                alt.AggregatedFieldDef(op="sum", field="wa", **{"as": "wa"}),
+                alt.AggregatedFieldDef(op="sum", field="wb", **{"as": "wb"}),
+                alt.AggregatedFieldDef(op="count", **{"as": "count"}),
+            ],
+            groupby=["c", "l"],
+        ),
+        alt.CalculateTransform(calculate=f"{PAIR_KEY} + '|' + datum.c + '|' + datum.l", **{"as": "pcl"}),
+        alt.LookupTransform(
+            lookup="pcl", **{"from": alt.LookupData(_values(data.summary), "pcl", ["r", "lo", "hi", "n"])}
+        ),
+        alt.CalculateTransform(calculate="a > b", **{"as": "flip"}),
+        alt.CalculateTransform(calculate="datum.flip ? 1 / datum.r : datum.r", **{"as": "gr"}),
+        alt.CalculateTransform(
+            calculate="datum.lo == null ? null : (datum.flip ? 1 / datum.hi : datum.lo)", **{"as": "glo"}
+        ),
+        alt.CalculateTransform(
+            calculate="datum.hi == null ? null : (datum.flip ? 1 / datum.lo : datum.hi)", **{"as": "ghi"}
+        ),
+        alt.CalculateTransform(
+            calculate="datum.glo == null ? 'no clear winner' : (datum.glo > 1 ? 'B faster' : "
+            "(datum.ghi < 1 ? 'A faster' : 'no clear winner'))",
+            **{"as": "gverdict"},
+        ),
+        alt.CalculateTransform(
+            calculate="datum.r == null ? datum.c + ', ' + datum.l + ': no measurement with an interval on both sides'"
+            " : datum.c + ', ' + datum.l + ': ' + format(datum.gr, '.3f') + 'x (' + format(datum.glo, '.3f') + ' .. '"
+            " + format(datum.ghi, '.3f') + '), ' + datum.gverdict",
+            **{"as": "head"},
+        ),
+        alt.CalculateTransform(
+            calculate="datum.r == null ? '' : 'geometric mean over ' + datum.n + ' of them with intervals'",
+            **{"as": "over"},
+        ),
+        alt.CalculateTransform(
+            calculate="datum.count + ' measurements: A faster in ' + datum.wa + ', B in ' + datum.wb + ', neither in '"
+            " + (datum.count - datum.wa - datum.wb)",
+            **{"as": "tail"},
+        ),
+        alt.CalculateTransform(calculate="[datum.head, datum.tail, datum.over]", **{"as": "lines"}),
+        ],
+    )
+    summary = (
+        summary.mark_text(align="left", baseline="top", lineHeight=15)
+        .encode(x=alt.value(0), y=alt.Y("order:N", title=None, axis=None), text="lines:N")
+        .transform_calculate(order="datum.c + ' ' + datum.l")
+        .properties(width=PANEL_WIDTH, height=alt.Step(56))
     )
     tooltip = [
         alt.Tooltip("key:N", title="measurement"),
@@ -396,33 +566,44 @@ def compare_chart(rows: pd.DataFrame, machines: pd.DataFrame, keys: pd.DataFrame
         alt.Tooltip("ratio_hi:Q", format=".3f", title="95% interval to"),
         "verdict:N",
     ]
-    verdicts = alt.Scale(domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"])
-    chart = _interval_panel(
-        paired,
-        ("ratio", "ratio_lo", "ratio_hi"),
-        "A's time / B's time (below 1x: A faster)",
-        alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")),
-        alt.Color("verdict:N", scale=verdicts),
-        tooltip,
-        row=18,
+    y = alt.Y("k:O", title=None, axis=None, sort="ascending")
+    scale = alt.Scale(type="log")
+    base = alt.Chart().transform_calculate(
+        line1="datum.lab + ': ' + format(datum.ratio, '.3f') + 'x'",
+        line2="(datum.ratio_lo === null ? 'no interval' : '95% ' + datum.shown) + ' · A ' + format(datum.ma, '.4g')"
+        " + ' s, B ' + format(datum.mb, '.4g') + ' s' + datum.u",
     )
-    fingerprint = (
-        alt.Chart(_values(machines))
-        .transform_filter("datum.machine_id == a || datum.machine_id == b")
-        .transform_calculate(
-            side="datum.machine_id == a ? 'A' : 'B'", line="datum.machine_id + ': ' + datum.fingerprint"
+    text1 = base.mark_text(align="left", baseline="bottom", dy=-4, fontSize=10.5).encode(
+        x=alt.value(0), y=y, text="line1:N", tooltip=tooltip
+    )
+    text2 = base.mark_text(align="left", baseline="bottom", dy=8, fontSize=10, color="#555").encode(
+        x=alt.value(0), y=y, text="line2:N", tooltip=tooltip
+    )
+    bars = base.mark_rule(strokeWidth=2, yOffset=16).encode(
+        x=alt.X("ratio_lo:Q", scale=scale, title="A's time / B's time (below 1x: A faster)", axis=alt.Axis(grid=False)),
+        x2="ratio_hi:Q",
+        y=y,
+        tooltip=tooltip,
+    )
+    points = base.mark_point(filled=True, size=60, yOffset=16).encode(
+        x=alt.X("ratio:Q", scale=scale), y=y, color=alt.Color("verdict:N", scale=VERDICTS, legend=None), tooltip=tooltip
+    )
+    one = base.mark_tick(color="#555", thickness=1, size=14, yOffset=16).encode(x=alt.datum(1.0), y=y)
+    rows = (
+        alt.layer(bars, points, text1, text2, one, data=_values(data.rows), transform=paired)
+        .properties(width=PANEL_WIDTH, height=alt.Step(48))
+        .facet(
+            row=alt.Row(
+                "w:N",
+                title=None,
+                header=alt.Header(labelAngle=0, labelAlign="left", labelAnchor="start", labelFontWeight="bold",
+                                  labelFontSize=13, labelOrient="top"),
+            ),
+            spacing=14,
         )
-        .mark_text(align="left", limit=1200)
-        .encode(x=alt.value(0), y=alt.Y("side:N", title=None), text="line:N")
-        .properties(width="container", height=alt.Step(20))
+        .resolve_scale(y="independent")
     )
-    table = (
-        paired.transform_calculate(
-            line="format(datum.ma, '.4g') + ' s / ' + format(datum.mb, '.4g') + ' s = ' + format(datum.ratio, '.3f')"
-            " + 'x (' + datum.shown + '): ' + datum.verdict"
-        )
-        .mark_text(align="left", fontSize=10)
-        .encode(x=alt.value(0), y=alt.Y("key:N", title=None, sort=alt.EncodingSortField("k")), text="line:N")
-        .properties(width=PANEL_WIDTH, height=alt.Step(18), title="A's time / B's time, per measurement both ran")
-    )
-    return alt.vconcat(fingerprint, chart, table).add_params(a, b).configure_axisY(labelLimit=0)
+    # the pickers are top-level parameters (Altair's add_params would push them into the faceted view, which it
+    # cannot name)
+    chart = alt.VConcatChart(vconcat=[fingerprint, summary, rows], params=[a.param, b.param])
+    return chart.configure_axisY(labelLimit=0).configure_view(stroke=None)

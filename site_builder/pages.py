@@ -588,10 +588,10 @@ def advisor_page(site: Site) -> str:
 
 
 def compare_page(site: Site) -> str:
-    rows, machines, keys = advisor.compare_data(site)
+    data = advisor.compare_data(site)
     chart = None
-    if len(machines) >= 2 and not rows.empty:
-        chart = site.chart("compare", advisor.compare_chart(rows, machines, keys))
+    if len(data.machines) >= 2 and not data.rows.empty:
+        chart = site.chart("compare", advisor.compare_chart(data))
     limited = len(site.machines) > advisor.COMPARE_MACHINES
     return render("compare.md.j2", site=site.view(), chart=chart, limited=limited, limit=advisor.COMPARE_MACHINES)
 

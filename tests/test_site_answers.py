@@ -356,7 +356,8 @@ def test_compare_offers_only_machines_that_share_a_measurement():
     shared = [make_measurement(workload="depth-sweep", point={"depth": 2})]
     alone = [make_measurement(workload="depth-sweep", point={"depth": 3})]
     site = site_of(make_result(shared, "a"), make_result(shared, "b"), make_result(alone, "c"))
-    rows, machines, _keys = advisor.compare_data(site)
+    data = advisor.compare_data(site)
+    rows, machines = data.rows, data.machines
     ids = {s.machine.cpu.model: m for m, s in site.machines.items()}
     assert set(machines["machine_id"]) == set(rows["m"]) == {ids["AMD EPYC a"], ids["AMD EPYC b"]}
 

@@ -32,6 +32,7 @@ CHROMIUM = os.environ.get("BENCHSITE_CHROMIUM", "/usr/bin/chromium")
 SCREENSHOTS = ROOT / "build" / "screenshots"
 MARKS = ", ".join(f".benchsite-chart svg g.mark-{kind} path" for kind in ("symbol", "rect", "line"))
 H200_MACHINE = "412f73aecce46bad"
+H100_MACHINE = "0c9b4be27c3326c3"
 
 playwright_api = pytest.importorskip("playwright.sync_api", reason="the site extra installs playwright")
 
@@ -411,13 +412,47 @@ def test_the_compare_pickers_change_the_table(site, server, browser):
         page.wait_for_timeout(300)
         same = _texts(page, compare)
         assert same != before
-        assert [t for t in same if " s = " in t] and all("= 1.000x" in t for t in same if " s = " in t), same
+        ratios = [t for t in same if re.search(r": \d+\.\d{3}x", t)]
+        assert ratios and all(": 1.000x" in t for t in ratios), same
         # A machine page's link opens the page with that machine as A.
         _compare_from_machine_page(page, site, H200_MACHINE)
         # never a machine against itself: the page's default B, opened as A from its own page, gets another B
         _compare_from_machine_page(page, site, default_b)
         assert pickers.nth(1).input_value() not in ("", default_b)
-        assert not [t for t in _texts(page, compare) if "= 1.000x" in t]
+        assert not [t for t in _texts(page, compare) if ": 1.000x" in t]
+
+
+@pytest.mark.parametrize("width", [1400, 390])
+def test_compare_h200_against_h100_sums_up_first_and_clips_no_row(site, server, browser, width):
+    """The natural pair: a summary per device class and loop (geometric mean with its interval, how many
+    measurements each wins) above the rows; the rows grouped by workload, each with its unit; no text runs past
+    the page at a desk's width or a phone's."""
+    texts = "#chart-compare svg g.mark-text.role-mark text"
+    with watched_page(browser, server, "file", viewport={"width": width, "height": 900}) as page:
+        page.goto((site / "compare.html").as_uri())
+        wait_for_charts(page)
+        pickers = page.locator("#chart-compare .vega-bind select")
+        pickers.nth(0).select_option(H200_MACHINE)
+        pickers.nth(1).select_option(H100_MACHINE)
+        page.wait_for_timeout(500)
+        shown = page.locator(texts).evaluate_all(  # a text of several lines: each line (tspan) apart
+            "ts => ts.flatMap(t => t.querySelector('tspan') ? [...t.querySelectorAll('tspan')].map(s => s.textContent)"
+            " : [t.textContent])"
+        )
+        summary = [t for t in shown if re.match(r"(CPU|accelerator), (as-written|tuned): ", t)]
+        assert {t.split(":")[0] for t in summary} >= {"CPU, as-written", "accelerator, tuned"}, shown
+        assert all(re.search(r"\d\.\d{3}x \(\d\.\d{3} \.\. \d\.\d{3}\)", t) for t in summary), summary
+        assert [t for t in shown if re.match(r"\d+ measurements: A faster in \d+, B in \d+, neither in \d+$", t)]
+        headers = page.locator("#chart-compare svg g.role-title-text text").all_text_contents()
+        assert {"cifar-lenet", "depth-sweep", "tabular-mlp"} <= set(headers), headers
+        assert [t for t in shown if re.search(r"· A [0-9.e+-]+ s, B [0-9.e+-]+ s per epoch$", t)]  # both times, their unit
+        first_row = min(i for i, t in enumerate(shown) if re.search(r": \d+\.\d{3}x", t) and " · " in t)
+        assert max(i for i, t in enumerate(shown) if t in summary) < first_row  # the summary comes first
+        right = page.evaluate(
+            "sel => Math.max(...[...document.querySelectorAll(sel)].map(e => e.getBoundingClientRect().right))",
+            texts,
+        )
+        assert right <= width, f"a compare text ends at {right:.0f} px on a {width} px page"
 
 
 PHONE_PAGES = [

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from runner.contribute import standing
 from site_builder import advisor, opendata, pages
 from site_builder.analyses.speedups import speedup_summary
 from site_builder.load import load_results
@@ -119,7 +120,7 @@ def test_the_advisor_at_a_measured_point_says_so_and_between_points_says_it_inte
 
 
 def test_compare_rows_carry_each_measurement_time_and_interval(site):
-    rows, _, _ = advisor.compare_data(site)
+    rows = advisor.compare_data(site).rows
     frame = pd.concat([site.frame, site.apart], ignore_index=True)
     ok = frame[(frame["status"] == "ok") & frame["median_s"].notna()]
     by_machine = {m: g for m, g in ok.groupby("machine_id", observed=True)}
@@ -132,6 +133,36 @@ def test_compare_rows_carry_each_measurement_time_and_interval(site):
             assert row["s"] < 0, "a measurement without an interval is paired as if exact"
         else:
             assert np.isclose(widths.dropna(), row["s"]).any()
+
+
+def test_the_compare_summary_is_a_standing_s_geometric_mean_and_interval(site):
+    """The compare page's summary of the H100 machine against the H200 machine, accelerators, as-written: the
+    geometric mean of the time ratios over the measurements both ran with an interval on both sides, and the interval
+    runner.contribute.standing.ratio_interval gives them (the between-run spread of both machines added), as the
+    machine pages' standings and `benchsite compare` compute theirs."""
+    h100, h200 = "0c9b4be27c3326c3", "412f73aecce46bad"
+    summary = advisor.compare_data(site).summary.set_index("pcl")
+    shown = summary.loc[f"{h100}|{h200}|accelerator|as-written"]
+    everything = pd.concat([site.frame, site.apart], ignore_index=True)
+    rows = standing.rows_from_table(everything)
+
+    def side(machine: str) -> dict:
+        return {
+            (r.workload_hash, r.framework, r.device, r.profile, r.suite): r
+            for r in rows
+            if r.machine_id == machine and r.device != "cpu" and r.variant == "as-written"
+        }
+
+    mine, theirs = side(h100), side(h200)
+    both = sorted(k for k in set(mine) & set(theirs) if mine[k].has_interval and theirs[k].has_interval)
+    assert len(both) == shown["n"] >= 10
+    a, b = [mine[k] for k in both], [theirs[k] for k in both]
+    tau2 = site.spread.tau2_of_time("cuda", "as-written", all(r.rounds for r in a))
+    tau2 += site.spread.tau2_of_time("cuda", "as-written", all(r.rounds for r in b))
+    lo, hi = standing.ratio_interval(a, b, tau2)
+    geomean = math.exp(sum(math.log(x.median / y.median) for x, y in zip(a, b, strict=True)) / len(a))
+    assert math.isclose(shown["r"], geomean, rel_tol=1e-9)
+    assert math.isclose(shown["lo"], lo, rel_tol=1e-9) and math.isclose(shown["hi"], hi, rel_tol=1e-9)
 
 
 # --- no false precision ---------------------------------------------------------------------------------------

@@ -64,6 +64,12 @@ class Row:
     def median(self) -> float:
         return float(np.median(self.samples_s))
 
+    @property
+    def has_interval(self) -> bool:
+        """Whether its values have a spread (two or more, not all equal): ratio_interval gives an interval only where
+        every measurement on both sides has one."""
+        return not math.isnan(_log_spread(self.samples_s)[1])
+
 
 def device_class(device: str) -> str:
     return "CPU" if device == "cpu" else "accelerator"
