@@ -404,7 +404,8 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
     scale = alt.Scale(zero=False) if efficiency else alt.Scale(type="log")
     base = alt.Chart(data).encode(
         x=alt.X("world_size:O", title="processes (GPUs)"),
-        color=alt.Color("series:N", title="machine · device · loop · model · run"),
+        # 20 distinct colours: a machine page's handful of runs, or the scale page's newest machines, never share one
+        color=alt.Color("series:N", title="machine · device · loop · model · run", scale=alt.Scale(scheme="tableau20")),
         tooltip=[
             alt.Tooltip("machine_id:N", title="machine"),
             alt.Tooltip("device_name:N", title="device"),

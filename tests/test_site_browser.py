@@ -557,6 +557,24 @@ def test_screenshots_of_the_answer_pages(site, browser, width):
     page.close()
 
 
+def test_the_scale_page_shows_efficiency_unclipped_and_each_run_in_its_own_colour(site, browser):
+    """At a desk's width the summary's efficiency and its interval are in view (not past the table's scroll edge),
+    and no two lines of the efficiency chart share a colour."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((site / "scale.html").as_uri())
+    wait_for_charts(page)
+    table = page.locator("table", has=page.locator("th", has_text="median efficiency")).first
+    box = table.evaluate("t => { const w = t.closest('.md-typeset__scrollwrap') || t.parentElement;"
+                         " return [w.getBoundingClientRect().right, t.getBoundingClientRect().right]; }")
+    for name in ("median efficiency", "95% interval"):
+        cell = table.locator("th", has_text=name).first.bounding_box()
+        assert cell["x"] + cell["width"] <= box[0] + 1, (name, cell, box)
+    legend = page.locator("#chart-scale-efficiency svg g.role-legend-symbol path")
+    colours = legend.evaluate_all("ps => ps.map(p => p.getAttribute('stroke') || p.getAttribute('fill'))")
+    assert len(colours) >= 12 and len(set(colours)) == len(colours), colours
+    page.close()
+
+
 def test_scale_series_keep_cpu_and_gpu_and_every_run_apart(site, browser):
     """The Scale page's efficiency chart: a machine's CPU processes (gloo) and its GPUs (NCCL) are separate lines,
     both loops are drawn, and each of the 2 x H200 machine's tuned runs is its own line."""
