@@ -250,8 +250,9 @@ def crossover_chart(sweep: pd.DataFrame) -> alt.FacetChart:
     )
     layered = alt.layer(_legend_highlight(band, "series"), _legend_highlight(lines, "series"))
     return (
-        layered.properties(width=300, height=260)
-        .facet(column=alt.Column("framework:N", title=None), data=data)
+        # one panel under another: side by side, three frameworks ran past a desk's content width and a phone's
+        layered.properties(width=280, height=240)
+        .facet(facet=alt.Facet("framework:N", title=None), columns=1, data=data)
         .configure_legend(orient="bottom", columns=1, labelLimit=0, titleLimit=0)
     )
 

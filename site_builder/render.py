@@ -140,6 +140,11 @@ def percent(value: float | None) -> str:
     return "-" if _missing(value) else f"{float(value):.1%}"  # type: ignore[arg-type]
 
 
+def things(n: int, noun: str) -> str:
+    """A count with its noun, singular or plural: "1 machine", "2 machines", "0 measurements"."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
 def per(unit: str | None) -> str:
     """What a time is per, after it: " per epoch", " per step" (a streaming latency and a missing unit: nothing)."""
     return f" per {unit}" if isinstance(unit, str) and unit in ("epoch", "step", "call", "batch") else ""
@@ -214,6 +219,7 @@ def _environment() -> jinja2.Environment:
         percent=percent,
         share=share,
         per=per,
+        things=things,
         interval=interval,
         bounds=bounds,
         framework=framework,

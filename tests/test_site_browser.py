@@ -484,6 +484,28 @@ def test_phone_width_has_no_horizontal_page_scroll(site, browser):
     page.close()
 
 
+@pytest.mark.parametrize("width", [1400, 390])
+def test_the_answer_pages_charts_fit_their_boxes(site, browser, width):
+    """Home, compare, the crossover page and a seed page: every chart fits its box at a desk's width and a phone's
+    (no panel hidden past the box's edge, to be scrolled to); at a desk's width the seed's claim table too."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    for name in ("index", "compare", "crossover", "seeds/002"):
+        page.goto((site / f"{name}.html").as_uri())
+        wait_for_charts(page)
+        over = page.evaluate(
+            "() => [...document.querySelectorAll('div.benchsite-chart')].map(el => [el.id,"
+            " el.querySelector('svg').getBoundingClientRect().width - el.clientWidth])"
+            ".filter(([, extra]) => extra > 1)"
+        )
+        assert not over, (name, width, over)
+        if width == 1400 and name == "seeds/002":
+            tables = page.evaluate(
+                "() => [...document.querySelectorAll('article table')].map(t => t.scrollWidth - t.parentElement.clientWidth)"
+            )
+            assert max(tables) <= 1, tables
+    page.close()
+
+
 def test_home_gives_each_lines_answer_and_speedup_without_sideways_scrolling(site, browser):
     """The answer at a glance: on a desk a table row per workload, loop, accelerator, framework and CPU; at 390 px
     each line is a card whose answer and speedup lie inside the screen, first in the card, the CPU with its cores."""

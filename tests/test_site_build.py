@@ -298,7 +298,7 @@ def test_a_seed_page_lists_the_newest_machines_counts_them_all_and_its_csv_has_e
     assert linked == set(ids[2:]), (linked, ids)  # the two newest, in the claim's table and the figures' table
     text = re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", visible(page))))
     assert "4 machines have measured this comparison, each counted below" in text
-    assert re.search(r"\b3 machine\(s\) reproduce it, 1 differ", text), text  # counted over all four
+    assert re.search(r"reproduced on 3 machines, differs on 1\b", text), text  # counted over all four
     charted = {
         row["label"]
         for match in re.finditer(r'id="chart-seed-lenet-speedup" data-spec="([^"]*)"', page)
