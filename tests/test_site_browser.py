@@ -506,6 +506,27 @@ def test_the_answer_pages_charts_fit_their_boxes(site, browser, width):
     page.close()
 
 
+def test_a_leaderboard_row_is_a_card_with_its_median_first_on_a_phone(site, browser):
+    """At 390 px each leaderboard row is a card: its median first and inside the screen, its point, loop, framework
+    and device after it; at a desk's width the same table keeps its columns."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.goto((site / "leaderboards/depth-sweep.html").as_uri())
+    rows = page.locator(".benchsite-cards tbody tr")
+    assert rows.count() > 10
+    for i in (0, rows.count() - 1):
+        row = rows.nth(i)
+        median = row.locator('td[data-label="median"]').bounding_box()
+        assert median and median["x"] + median["width"] <= 390
+        framework = row.locator('td[data-label="framework"]').bounding_box()
+        assert median["y"] < framework["y"]  # the figure comes first
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto((site / "leaderboards/depth-sweep.html").as_uri())
+    assert page.locator(".benchsite-cards thead th").first.is_visible()
+    page.close()
+
+
 def test_home_gives_each_lines_answer_and_speedup_without_sideways_scrolling(site, browser):
     """The answer at a glance: on a desk a table row per workload, loop, accelerator, framework and CPU; at 390 px
     each line is a card whose answer and speedup lie inside the screen, first in the card, the CPU with its cores."""
