@@ -284,7 +284,7 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
 class CompareData:
     """What the compare page draws, slim: `rows` every ok measurement of the newest machines that another of them
     also ran (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval, NO_WIDTH
-    where it has none); `machines` one fingerprint per machine; `keys` each measurement's labels by number (key:
+    where it has none, x: 1 where it is unstable); `machines` one fingerprint per machine; `keys` each measurement's labels by number (key:
     the full label; w: workload; c: device class; l: loop; lab: the row's label within its workload; u: what its
     time is per; info: suite, profile and workload hash); `summary` per pair of machines, device class and loop
     (pcl: "A|B|class|loop" with A < B), the geometric mean of A's time over B's over the measurements both ran (r)
@@ -351,6 +351,7 @@ def compare_data(site: Any) -> CompareData:
             "k": labels.map(number),
             "t": ok["median_s"].astype(float),
             "s": width.where(width > 0, NO_WIDTH),  # a measurement without an interval: no ratio interval either
+            "x": ok["stable"].astype(object).eq(False).astype(int),  # unstable: marked on its row
         }
     )
     # Only machines with a measurement another also ran are offered: one with none (a machine that ran only the
@@ -454,9 +455,10 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
         alt.CalculateTransform(calculate="datum.m == b ? datum.t : 0", **{"as": "mb"}),
         alt.CalculateTransform(calculate="datum.m == a ? datum.s : -2", **{"as": "la"}),
         alt.CalculateTransform(calculate="datum.m == b ? datum.s : -2", **{"as": "lb"}),
+        alt.CalculateTransform(calculate="datum.m == a || datum.m == b ? datum.x : 0", **{"as": "x"}),
         alt.AggregateTransform(
             aggregate=[
-                alt.AggregatedFieldDef(op="max", field=f, **{"as": f}) for f in ("ma", "mb", "la", "lb")
+                alt.AggregatedFieldDef(op="max", field=f, **{"as": f}) for f in ("ma", "mb", "la", "lb", "x")
             ],
             groupby=["k"],
         ),
@@ -569,7 +571,7 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
     y = alt.Y("k:O", title=None, axis=None, sort="ascending")
     scale = alt.Scale(type="log")
     base = alt.Chart().transform_calculate(
-        line1="datum.lab + ': ' + format(datum.ratio, '.3f') + 'x'",
+        line1="datum.lab + ': ' + format(datum.ratio, '.3f') + 'x' + (datum.x > 0 ? ' (unstable)' : '')",
         line2="(datum.ratio_lo === null ? 'no interval' : '95% ' + datum.shown) + ' · A ' + format(datum.ma, '.4g')"
         " + ' s, B ' + format(datum.mb, '.4g') + ' s' + datum.u",
     )

@@ -17,7 +17,7 @@ import pytest
 
 from runner.contribute import standing
 from site_builder import advisor, opendata, pages
-from site_builder.analyses.speedups import speedup_summary
+from site_builder.analyses.speedups import glance, speedup_summary
 from site_builder.load import load_results
 from site_builder.site import Site
 
@@ -243,6 +243,21 @@ def test_every_unstable_measurement_is_marked_unstable(site):
     assert (data.loc[marked, "state"] == "ok, unstable").all()
     speedups = opendata.speedups_table(site)
     assert (speedups["state"] == "ok, unstable").any()
+    # the answer at a glance: a line whose shown speedup rests on an unstable measurement says so
+    lines = glance(site.speedups)
+    one = lines[(lines["machines"] == 1) & (lines["points"] == 1)]
+    for line in one.to_dict("records"):
+        rows = site.speedups[
+            (site.speedups["machine_id"] == line["machine_ids"][0])
+            & (site.speedups["workload"] == line["workload"])
+            & (site.speedups["variant"] == line["variant"])
+            & (site.speedups["framework"] == line["framework"])
+        ]
+        assert line["unstable"] == (rows["state"] == "ok, unstable").any(), line
+    assert lines["unstable"].any()
+    # compare: each measurement's row carries whether it is unstable
+    data = advisor.compare_data(site)
+    assert data.rows["x"].isin([0, 1]).all() and data.rows["x"].any()
 
 
 def test_the_end_of_a_run_gives_each_speedup_the_interval_the_site_gives_that_runs(site):

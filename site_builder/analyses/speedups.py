@@ -302,7 +302,7 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
     mode's batch sizes) says where each side clearly wins along it, with the speedup and interval of its largest
     point and its lowest speedup."""
     columns = [
-        *LINE_KEYS, "part", "answer", "side", "speedup", "speedup_lo", "speedup_hi", "at", "low", "points",
+        *LINE_KEYS, "part", "answer", "side", "speedup", "speedup_lo", "speedup_hi", "unstable", "at", "low", "points",
         "machines", "machine_ids",
     ]  # fmt: skip
     if table.empty:
@@ -317,7 +317,14 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
     )
     table = table.assign(part=part, sweep=sweep)
     keys = [*LINE_KEYS, "part", "sweep", "point"]
-    points = summarise(table, keys, "speedup", ids=("machine_id", lambda ids: sorted(set(ids))))
+    unstable = table["state"] == UNSTABLE if "state" in table else pd.Series(False, index=table.index)
+    points = summarise(
+        table.assign(_unstable=unstable),
+        keys,
+        "speedup",
+        ids=("machine_id", lambda ids: sorted(set(ids))),
+        unstable=("_unstable", "any"),
+    )
     points = points.assign(verdict=verdicts(points))
     rows = []
     for values, line in points.groupby([*LINE_KEYS, "part"], sort=True, observed=True):
@@ -327,7 +334,7 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
         ids = sorted({i for group in line["ids"] for i in group})
         row.update(
             speedup=last["speedup"], speedup_lo=last["speedup_lo"], speedup_hi=last["speedup_hi"],
-            points=len(line), machines=len(ids), machine_ids=ids, at=None, low=None,
+            unstable=bool(last["unstable"]), points=len(line), machines=len(ids), machine_ids=ids, at=None, low=None,
         )  # fmt: skip
         if len(line) == 1:
             row["answer"], row["side"] = str(last["verdict"]), SIDES.get(str(last["verdict"]), "unclear")
