@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import altair as alt
 import numpy as np
@@ -284,11 +284,12 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
 class CompareData:
     """What the compare page draws, slim: `rows` every ok measurement of the newest machines that another of them
     also ran (m: machine, k: measurement number, t: median seconds, s: log-width of its own 95% interval, NO_WIDTH
-    where it has none, x: 1 where it is unstable); `machines` one fingerprint per machine; `keys` each measurement's labels by number (key:
-    the full label; w: workload; c: device class; l: loop; lab: the row's label within its workload; u: what its
-    time is per; info: suite, profile and workload hash); `summary` per pair of machines, device class and loop
-    (pcl: "A|B|class|loop" with A < B), the geometric mean of A's time over B's over the measurements both ran (r)
-    with its 95% interval (lo, hi) and their count (n)."""
+    where it has none, x: 1 where it is unstable); `machines` one fingerprint per machine; `keys` each measurement's
+    labels by number (key: the full label; w: workload; c: device class; l: loop; lab: the row's label within its
+    workload; u: what its time is per; info: profile and workload hash; g: 1 where the summary counts it);
+    `summary` per pair of machines, device class and loop (pcl: "A|B|class|loop" with A < B), the geometric mean of
+    A's time over B's over the measurements both ran with an interval on both sides (r), its 95% interval (lo, hi)
+    and their count (n)."""
 
     rows: pd.DataFrame
     machines: pd.DataFrame
@@ -331,7 +332,6 @@ def compare_data(site: Any) -> CompareData:
     shared = labels.map(labels.groupby(labels).size()) > 1
     ok, labels, width, short, info = ok[shared], labels[shared], width[shared], short[shared], info[shared]
     first = (~labels.duplicated()).to_numpy()
-    units = ok["unit"] if "unit" in ok else pd.Series("", index=ok.index)
     keys = pd.DataFrame(
         {
             "key": labels.to_numpy()[first],
@@ -339,7 +339,7 @@ def compare_data(site: Any) -> CompareData:
             "c": [device_class(str(d)) for d in ok["device"].to_numpy()[first]],
             "l": ok["variant"].astype(str).to_numpy()[first],
             "lab": short.to_numpy()[first],
-            "u": [per(u) for u in units.to_numpy()[first]],
+            "u": [per(u) for u in ok["unit"].to_numpy()[first]],
             "info": info.to_numpy()[first],
             "g": standing.timed(ok)[first].astype(int),  # in the summary: one device, a time (no latency)
         }
@@ -395,10 +395,10 @@ def _compare_summary(ok: pd.DataFrame, keys: pd.DataFrame, tau2: standing.Tau2) 
     ok = ok.reset_index(drop=True)
     table = standing.TableRows(ok)
     timed = set(keys["k"][keys["g"] == 1])
-    by_machine = {
-        str(m): {k: table.compared(i) for k, i in zip(g["_k"], g.index, strict=True) if k in timed}
-        for m, g in ok.groupby("machine_id", observed=True)
-    }
+    by_machine: dict[str, dict[int, standing.Row]] = {}
+    for m, g in ok.groupby("machine_id", observed=True):
+        rows = ((k, table.row(i)) for k, i in zip(g["_k"], g.index, strict=True) if k in timed)
+        by_machine[str(m)] = {k: r for k, r in rows if r is not None}  # a row without samples: not compared
     group_of = dict(zip(keys["k"], zip(keys["c"], keys["l"], strict=True), strict=True))
     out = []
     machines = sorted(by_machine)
@@ -457,9 +457,7 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
         alt.CalculateTransform(calculate="datum.m == b ? datum.s : -2", **{"as": "lb"}),
         alt.CalculateTransform(calculate="datum.m == a || datum.m == b ? datum.x : 0", **{"as": "x"}),
         alt.AggregateTransform(
-            aggregate=[
-                alt.AggregatedFieldDef(op="max", field=f, **{"as": f}) for f in ("ma", "mb", "la", "lb", "x")
-            ],
+            aggregate=[alt.AggregatedFieldDef(op="max", field=f, **{"as": f}) for f in ("ma", "mb", "la", "lb", "x")],
             groupby=["k"],
         ),
         alt.FilterTransform("datum.ma > 0 && datum.mb > 0"),
@@ -506,51 +504,53 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
         _values(data.rows),
         title="A's time / B's time, per device class and loop",
         transform=[
-        *paired,
-        alt.FilterTransform("datum.g == 1"),
-        alt.CalculateTransform(calculate="datum.verdict == 'A faster' ? 1 : 0", **{"as": "wa"}),
-        alt.CalculateTransform(calculate="datum.verdict == 'B faster' ? 1 : 0", **{"as": "wb"}),
-        alt.AggregateTransform(
-            aggregate=[
-                alt.AggregatedFieldDef(op="sum", field="wa", **{"as": "wa"}),
-                alt.AggregatedFieldDef(op="sum", field="wb", **{"as": "wb"}),
-                alt.AggregatedFieldDef(op="count", **{"as": "count"}),
-            ],
-            groupby=["c", "l"],
-        ),
-        alt.CalculateTransform(calculate=f"{PAIR_KEY} + '|' + datum.c + '|' + datum.l", **{"as": "pcl"}),
-        alt.LookupTransform(
-            lookup="pcl", **{"from": alt.LookupData(_values(data.summary), "pcl", ["r", "lo", "hi", "n"])}
-        ),
-        alt.CalculateTransform(calculate="a > b", **{"as": "flip"}),
-        alt.CalculateTransform(calculate="datum.flip ? 1 / datum.r : datum.r", **{"as": "gr"}),
-        alt.CalculateTransform(
-            calculate="datum.lo == null ? null : (datum.flip ? 1 / datum.hi : datum.lo)", **{"as": "glo"}
-        ),
-        alt.CalculateTransform(
-            calculate="datum.hi == null ? null : (datum.flip ? 1 / datum.lo : datum.hi)", **{"as": "ghi"}
-        ),
-        alt.CalculateTransform(
-            calculate="datum.glo == null ? 'no clear winner' : (datum.glo > 1 ? 'B faster' : "
-            "(datum.ghi < 1 ? 'A faster' : 'no clear winner'))",
-            **{"as": "gverdict"},
-        ),
-        alt.CalculateTransform(
-            calculate="datum.r == null ? datum.c + ', ' + datum.l + ': no measurement with an interval on both sides'"
-            " : datum.c + ', ' + datum.l + ': ' + format(datum.gr, '.3f') + 'x (' + format(datum.glo, '.3f') + ' .. '"
-            " + format(datum.ghi, '.3f') + '), ' + datum.gverdict",
-            **{"as": "head"},
-        ),
-        alt.CalculateTransform(
-            calculate="datum.r == null ? '' : 'geometric mean over ' + datum.n + ' of them with intervals'",
-            **{"as": "over"},
-        ),
-        alt.CalculateTransform(
-            calculate="datum.count + ' measurements: A faster in ' + datum.wa + ', B in ' + datum.wb + ', neither in '"
-            " + (datum.count - datum.wa - datum.wb)",
-            **{"as": "tail"},
-        ),
-        alt.CalculateTransform(calculate="[datum.head, datum.tail, datum.over]", **{"as": "lines"}),
+            *paired,
+            alt.FilterTransform("datum.g == 1"),
+            alt.CalculateTransform(calculate="datum.verdict == 'A faster' ? 1 : 0", **{"as": "wa"}),
+            alt.CalculateTransform(calculate="datum.verdict == 'B faster' ? 1 : 0", **{"as": "wb"}),
+            alt.AggregateTransform(
+                aggregate=[
+                    alt.AggregatedFieldDef(op="sum", field="wa", **{"as": "wa"}),
+                    alt.AggregatedFieldDef(op="sum", field="wb", **{"as": "wb"}),
+                    alt.AggregatedFieldDef(op="count", **{"as": "count"}),
+                ],
+                groupby=["c", "l"],
+            ),
+            alt.CalculateTransform(calculate=f"{PAIR_KEY} + '|' + datum.c + '|' + datum.l", **{"as": "pcl"}),
+            alt.LookupTransform(
+                lookup="pcl", **{"from": alt.LookupData(_values(data.summary), "pcl", ["r", "lo", "hi", "n"])}
+            ),
+            alt.CalculateTransform(calculate="a > b", **{"as": "flip"}),
+            alt.CalculateTransform(calculate="datum.flip ? 1 / datum.r : datum.r", **{"as": "gr"}),
+            alt.CalculateTransform(
+                calculate="datum.lo == null ? null : (datum.flip ? 1 / datum.hi : datum.lo)", **{"as": "glo"}
+            ),
+            alt.CalculateTransform(
+                calculate="datum.hi == null ? null : (datum.flip ? 1 / datum.lo : datum.hi)", **{"as": "ghi"}
+            ),
+            alt.CalculateTransform(
+                calculate="datum.glo == null ? 'no clear winner' : (datum.glo > 1 ? 'B faster' : "
+                "(datum.ghi < 1 ? 'A faster' : 'no clear winner'))",
+                **{"as": "gverdict"},
+            ),
+            alt.CalculateTransform(
+                calculate="datum.c + ', ' + datum.l + ': ' + (a == b ? 'A and B are the same machine' : datum.r == null"
+                " ? 'no measurement with an interval on both sides' : format(datum.gr, '.3f') + 'x'"
+                " + (datum.glo == null ? ', no interval' : ' (' + format(datum.glo, '.3f') + ' .. '"
+                " + format(datum.ghi, '.3f') + '), ' + datum.gverdict))",
+                **{"as": "head"},
+            ),
+            alt.CalculateTransform(
+                calculate="datum.r == null ? '' : 'geometric mean over ' + datum.n + ' of them with intervals'",
+                **{"as": "over"},
+            ),
+            alt.CalculateTransform(
+                calculate="datum.count + (datum.count == 1 ? ' measurement' : ' measurements') + ': A faster in '"
+                " + datum.wa + ', B in ' + datum.wb"
+                " + ', neither in ' + (datum.count - datum.wa - datum.wb)",
+                **{"as": "tail"},
+            ),
+            alt.CalculateTransform(calculate="[datum.head, datum.tail, datum.over]", **{"as": "lines"}),
         ],
     )
     summary = (
@@ -598,8 +598,14 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
             row=alt.Row(
                 "w:N",
                 title=None,
-                header=alt.Header(labelAngle=0, labelAlign="left", labelAnchor="start", labelFontWeight="bold",
-                                  labelFontSize=13, labelOrient="top"),
+                header=alt.Header(
+                    labelAngle=0,
+                    labelAlign="left",
+                    labelAnchor="start",
+                    labelFontWeight="bold",
+                    labelFontSize=13,
+                    labelOrient="top",
+                ),
             ),
             spacing=14,
         )
@@ -607,5 +613,5 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
     )
     # the pickers are top-level parameters (Altair's add_params would push them into the faceted view, which it
     # cannot name)
-    chart = alt.VConcatChart(vconcat=[fingerprint, summary, rows], params=[a.param, b.param])
+    chart = alt.VConcatChart(vconcat=[fingerprint, summary, rows], params=[cast(Any, a.param), cast(Any, b.param)])
     return chart.configure_axisY(labelLimit=0).configure_view(stroke=None)

@@ -405,7 +405,7 @@ def scaling_chart(table: pd.DataFrame, field: str) -> alt.LayerChart:
     scale = alt.Scale(zero=False) if efficiency else alt.Scale(type="log")
     base = alt.Chart(data).encode(
         x=alt.X("world_size:O", title="processes (GPUs)"),
-        # 20 distinct colours: a machine page's handful of runs, or the scale page's newest machines, never share one
+        # 20 distinct colours: up to 20 lines (runs) never share one
         color=alt.Color("series:N", title="machine · device · loop · model · run", scale=alt.Scale(scheme="tableau20")),
         tooltip=[
             alt.Tooltip("machine_id:N", title="machine"),

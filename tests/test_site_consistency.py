@@ -138,8 +138,8 @@ def test_compare_rows_carry_each_measurement_time_and_interval(site):
 def test_the_compare_summary_is_a_standing_s_geometric_mean_and_interval(site):
     """The compare page's summary of the H100 machine against the H200 machine, accelerators, as-written: the
     geometric mean of the time ratios over the measurements both ran with an interval on both sides, and the interval
-    runner.contribute.standing.ratio_interval gives them (the between-run spread of both machines added), as the
-    machine pages' standings and `benchsite compare` compute theirs."""
+    runner.contribute.standing.ratio_interval gives them (the between-run spread of both machines added): the
+    function the machine pages' standings and `benchsite compare` take theirs from."""
     h100, h200 = "0c9b4be27c3326c3", "412f73aecce46bad"
     summary = advisor.compare_data(site).summary.set_index("pcl")
     shown = summary.loc[f"{h100}|{h200}|accelerator|as-written"]
@@ -246,18 +246,30 @@ def test_every_unstable_measurement_is_marked_unstable(site):
     # the answer at a glance: a line whose shown speedup rests on an unstable measurement says so
     lines = glance(site.speedups)
     one = lines[(lines["machines"] == 1) & (lines["points"] == 1)]
+    speedups = site.speedups
+    part = (speedups["model"].astype(str) + " " + speedups["mode"].astype(str)).where(speedups["model"].notna(), "")
     for line in one.to_dict("records"):
-        rows = site.speedups[
-            (site.speedups["machine_id"] == line["machine_ids"][0])
-            & (site.speedups["workload"] == line["workload"])
-            & (site.speedups["variant"] == line["variant"])
-            & (site.speedups["framework"] == line["framework"])
+        rows = speedups[
+            (speedups["machine_id"] == line["machine_ids"][0])
+            & (speedups["workload"] == line["workload"])
+            & (speedups["variant"] == line["variant"])
+            & (speedups["framework"] == line["framework"])
+            & (speedups["gpu_model"] == line["gpu_model"])
+            & (part == line["part"])
         ]
+        assert len(rows) == 1, line  # one machine, one point: its own speedup row
         assert line["unstable"] == (rows["state"] == "ok, unstable").any(), line
-    assert lines["unstable"].any()
-    # compare: each measurement's row carries whether it is unstable
+    assert lines["unstable"].any() and not lines["unstable"].all()
+    # compare: each measurement's row carries whether it is unstable (matched to the machine's row by its median)
     data = advisor.compare_data(site)
-    assert data.rows["x"].isin([0, 1]).all() and data.rows["x"].any()
+    frame = pd.concat([site.frame, site.apart], ignore_index=True)
+    ok = frame[(frame["status"] == "ok") & frame["median_s"].notna()]
+    by_machine = {m: g for m, g in ok.groupby("machine_id", observed=True)}
+    for row in data.rows.to_dict("records"):
+        mine = by_machine[row["m"]]
+        match = mine[np.isclose(mine["median_s"].astype(float), row["t"], rtol=1e-12)]
+        assert row["x"] in {int(s is False) for s in match["stable"].astype(object)}, row
+    assert data.rows["x"].any() and not data.rows["x"].all()
 
 
 def test_the_end_of_a_run_gives_each_speedup_the_interval_the_site_gives_that_runs(site):

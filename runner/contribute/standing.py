@@ -64,11 +64,17 @@ class Row:
     def median(self) -> float:
         return float(np.median(self.samples_s))
 
+    @functools.cached_property
+    def log_spread(self) -> tuple[float, float, int]:
+        """The log of its median, the variance of its values' mean log, and their degrees of freedom (_log_spread):
+        what ratio_interval combines, computed once however many comparisons it enters."""
+        return _log_spread(self.samples_s)
+
     @property
     def has_interval(self) -> bool:
         """Whether its values have a spread (two or more, not all equal): ratio_interval gives an interval only where
         every measurement on both sides has one."""
-        return not math.isnan(_log_spread(self.samples_s)[1])
+        return not math.isnan(self.log_spread[1])
 
 
 def device_class(device: str) -> str:
@@ -294,7 +300,7 @@ def ratio_interval(mine: list[Row], theirs: list[Row], tau2: float = 0.0) -> tup
         return math.nan, math.nan
     logs, parts = [], []
     for m, t in zip(mine, theirs, strict=True):
-        (cm, vm, dm), (ct, vt, dt) = _log_spread(m.samples_s), _log_spread(t.samples_s)
+        (cm, vm, dm), (ct, vt, dt) = m.log_spread, t.log_spread
         if math.isnan(vm) or math.isnan(vt):
             return math.nan, math.nan
         logs.append(cm - ct)

@@ -16,7 +16,9 @@ older run, ln(hi_gj / lo_gj) / (2 * 1.96), what its own 95% interval gives), tau
 tau^2 >= 0 at which the runs' weighted spread about their group's weighted mean is what chance alone gives,
 
     Q(tau^2) = sum_g sum_j w_gj (y_gj - ybar_g)^2 = sum_g (k_g - 1),    w_gj = 1 / (s_gj^2 + tau^2),
-    ybar_g = sum_j w_gj y_gj / sum_j w_gj                                (0 where Q(0) <= sum_g (k_g - 1))
+    ybar_g = sum_j w_gj y_gj / sum_j w_gj,
+
+and tau^2 = 0 where Q(0) <= sum_g (k_g - 1) already.
 
 Each run is weighed by its own noise, so a few runs with wide intervals do not hide that runs with narrow ones
 disagree (the plain method of moments, max(0, V - W) with V the pooled variance of a group's runs and W the mean
@@ -130,7 +132,7 @@ def device_class(device: str) -> str:
 
 def estimate(runs: pd.DataFrame) -> Component:
     """tau^2 from a figure table's runs (FIGURE columns), over every group of it (see the module's formula)."""
-    has = runs["lo"].notna() & runs["hi"].notna() & (runs["lo"] < runs["hi"]) & (runs["value"] > 0)
+    has = runs["lo"].notna() & runs["hi"].notna() & (runs["lo"] > 0) & (runs["lo"] < runs["hi"]) & (runs["value"] > 0)
     rows = runs[has]
     if rows.empty:
         return NONE
