@@ -4,6 +4,7 @@ runner.results (schema, the files) and the site builder (site build, site serve)
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -53,6 +54,8 @@ def run(**values: Any) -> None:
     # (background jobs of non-interactive shells): the finished measurements are still written.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     options = args.options()
+    if args.model is not None or args.input_shape is not None:
+        options = _with_model(args, options)
     recovered = None
     try:
         with console.status("Probing frameworks and hardware ..."):
@@ -73,7 +76,8 @@ def run(**values: Any) -> None:
         raise typer.Exit(130)
     _print_summary(result)
     _print_time_and_convergence(plan, result)
-    _print_standing(result, plan.options.results_dir, path)
+    own = _own_model(result)
+    _print_standing(result, plan.options.results_dir, path, standings=not own)
     failed = [m for m in result.measurements if m.status == "failed"]
     console.print(f"\nWrote [bold]{path}[/bold] ({len(result.measurements)} measurements, {len(failed)} failed).")
     if result.run.interrupted:
@@ -82,7 +86,57 @@ def run(**values: Any) -> None:
             "[bold]benchsite run --resume[/bold] measures the rest into the same file.[/yellow]"
         )
         raise typer.Exit(130)
+    if own:
+        console.print(
+            "It measures your own model: [bold]benchsite validate[/bold] checks it; results/ and the leaderboard "
+            "take runs of the suite only."
+        )
+        return
     console.print("Check it with [bold]benchsite validate[/bold] and open a pull request adding it to results/.")
+
+
+def _own_model(result: ResultFile) -> bool:
+    """Whether a file measures a user's own model (`--model`) rather than the suite."""
+    from runner.workloads import custom
+
+    return any(m.workload == custom.WORKLOAD for m in result.measurements)
+
+
+def _with_model(args: RunArgs, options: Any) -> Any:
+    """`--model`: the model checked here (built, one forward pass on the CPU) before anything is measured, handed to
+    every process of the run (runner.workloads.custom), and measured alone, with PyTorch; exit 2 naming the option
+    where it cannot be."""
+    from runner.workloads import custom
+
+    if args.model is None or args.input_shape is None:
+        err.print("[red]error:[/red] --model and --input-shape go together: name the model and one sample's input")
+        raise typer.Exit(2)
+    modes = tuple(m.strip() for value in (args.mode or ["train"]) for m in value.split(",") if m.strip())
+    try:
+        batches = None
+        if args.batch_size is not None:
+            parts = [b.strip() for b in args.batch_size.split(",")]
+            if not all(p.isdigit() for p in parts):
+                raise custom.SpecError(f"--batch-size {args.batch_size!r}: expected whole numbers, e.g. 8,32,128")
+            batches = tuple(int(p) for p in parts)
+        with console.status("Building the model and running one forward pass on the CPU ..."):
+            checked = custom.prepare(args.model, args.input_shape, args.classes, args.vocab, modes, batches)
+    except custom.SpecError as exc:
+        err.print(f"[red]error:[/red] {escape(str(exc))}")
+        raise typer.Exit(2) from None
+    if args.workload or (args.framework and set(args.framework) != {"torch"}):
+        err.print(
+            "[red]error:[/red] --model measures your model alone, with PyTorch: leave out --workload and --framework"
+        )
+        raise typer.Exit(2)
+    os.environ[custom.ENV] = checked.to_env()
+    console.print(
+        f"Model {escape(checked.spec)}: {checked.params:,} parameters, input {checked.input.text}, "
+        f"{checked.classes} classes, structure {checked.structure}."
+    )
+    return dataclasses.replace(
+        options, workloads=[custom.WORKLOAD], frameworks=["torch"], fidelity=False, equivalence=False
+    )
 
 
 def _print_plan(plan: Plan) -> None:
@@ -418,10 +472,11 @@ def _answer(result: ResultFile, against: Path, path: Path | None) -> tuple[Any, 
     return found, found.standings
 
 
-def _print_standing(result: ResultFile, against: Path, path: Path | None = None) -> None:
+def _print_standing(result: ResultFile, against: Path, path: Path | None = None, standings: bool = True) -> None:
     """What this file answers (site_builder.answer, where the site's extra is installed: the verdicts and standing
-    with the site's intervals; else runner.contribute.standing alone, within-run intervals). Never fails the run: a
-    results folder that cannot be read is said and skipped."""
+    with the site's intervals; else runner.contribute.standing alone, within-run intervals). `standings`: where the
+    machine stands among the published ones (not for a user's own model, which no published machine ran). Never
+    fails the run: a results folder that cannot be read is said and skipped."""
     from runner.contribute import standing
 
     try:
@@ -430,12 +485,12 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None)
         err.print(f"[yellow]Could not read {escape(str(against))} to compare: {escape(str(exc))}[/yellow]")
         return
     mine = {(r.workload_hash, r.framework, standing.device_class(r.device)) for r in standing.rows_of(result)}
-    if not places:
+    if standings and not places:
         console.print(
             f"\nWhere it stands: no published machine in {escape(str(against))} shares a measurement with this file "
             f"({len(mine)} measurements of suite {result.suite.version})."
         )
-    else:
+    elif standings:
         console.print(
             f"\n[bold]Where this machine stands[/bold] (against {escape(str(against))}; time ratios, 95% intervals):"
         )

@@ -61,7 +61,7 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     paths = iter_result_paths([published]) if published.exists() else []
     if path is not None and path.resolve() not in {p.resolve() for p in paths}:
         paths.append(path)
-    loaded = Loaded().take(paths)
+    loaded = Loaded().take(paths, own_models=True)  # a run of the user's own model gets its answer too
     mine = path.resolve() if path is not None else None
     refused = [str(p) for p in loaded.problems if p.severity == "error" and Path(p.path).resolve() == mine]
     every = loaded.collector.every_run()

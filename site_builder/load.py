@@ -22,7 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from runner.gate.validate import check_result, replay_digests, replayed_exactly, replayed_scaled
+from runner.results.schema import ResultFile
 from runner.results.storage import Problem, iter_all, iter_result_paths
+from runner.workloads import custom
 from site_builder.cache import BuildCache, Entry, file_sha256
 from site_builder.collect import Collector
 
@@ -68,10 +70,14 @@ class Loaded:
     def rejected(self) -> list[str]:
         return sorted({p.path for p in self.problems if p.severity == "error"})
 
-    def take(self, paths: list[Path]) -> Loaded:
+    def take(self, paths: list[Path], own_models: bool = False) -> Loaded:
+        """Read, check and collect these files. `own_models`: keep a file of a user's own model (the end of its
+        run reads its answer so); the site leaves such files out."""
         for path, result, problems in iter_all(paths):
             if result is not None:  # impossible or unsynchronised timings are never published
                 problems = problems + check_result(str(path), result, text_rules=False)
+                if not own_models:
+                    problems += _own_model(path, result)
             self.problems.extend(problems)
             if result is not None and not any(p.severity == "error" for p in problems):
                 self.collector.add(path, result)
@@ -107,6 +113,20 @@ class Loaded:
             path = Path(entry.path)
             self.accepted.append(path)
             self.fingerprints.append(Fingerprint.of(path, *entry.fingerprint))
+
+
+def _own_model(path: Path, result: ResultFile) -> list[Problem]:
+    """A file of a user's own model (`benchsite run --model`) is left out: the site compares the suite."""
+    if not any(m.workload == custom.WORKLOAD for m in result.measurements):
+        return []
+    return [
+        Problem(
+            str(path),
+            "measurements",
+            "measures your own model (benchsite run --model), not the suite: the site compares the suite's "
+            "workloads (`benchsite validate` checks such a file on its own)",
+        )
+    ]
 
 
 def _first_of_each(keys: np.ndarray) -> np.ndarray:

@@ -54,6 +54,7 @@ GUIDE = [
             },
             {"The suite": "suite.md"},
             {"Running benchsite": "running.md"},
+            {"Your own model": "your-model.md"},
             {"Command line": "cli.md"},
             {"Result format": "results-format.md"},
             {"Result schema": "schema.md"},

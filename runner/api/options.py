@@ -217,6 +217,56 @@ class RunArgs:
         ),
         Use(recorded=13),
     ] = None
+    # --model and its options: no RunOptions field (`benchsite run` checks the model and hands it to every process
+    # of the run through the environment: runner.workloads.custom); a path can name the user, so none is recorded
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            help="Measure your own PyTorch model instead of the suite: path/to/file.py:FUNCTION (a function "
+            "returning a torch.nn.Module), timm:NAME or hf:MODEL_TYPE (random weights; nothing is downloaded). "
+            "Needs --input-shape; see `docs/your-model.md`.",
+        ),
+        Use(),
+    ] = None
+    input_shape: Annotated[
+        str | None,
+        typer.Option(
+            "--input-shape",
+            help="With --model: one sample's input, e.g. 3,224,224 (a float tensor) or tokens:128 (token ids).",
+        ),
+        Use(),
+    ] = None
+    classes: Annotated[
+        int,
+        typer.Option("--classes", help="With --model: the classes its logits score (cross-entropy targets).", min=2),
+        Use(),
+    ] = 10
+    vocab: Annotated[
+        int | None,
+        typer.Option(
+            "--vocab",
+            help="With --model and tokens: the vocabulary size (default: the model config's vocab_size).",
+            min=2,
+        ),
+        Use(),
+    ] = None
+    mode: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--mode", help="With --model: train, infer or both (repeatable or comma-separated). Default: train."
+        ),
+        Use(recorded=14),
+    ] = None
+    batch_size: Annotated[
+        str | None,
+        typer.Option(
+            "--batch-size",
+            help="With --model: batch sizes, comma-separated, e.g. 8,32,128 (default by profile: tiny 2, quick 8 and "
+            "32, standard 8, 32 and 128).",
+        ),
+        Use(recorded=15),
+    ] = None
     resume: Annotated[
         bool,
         typer.Option(

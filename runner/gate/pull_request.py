@@ -27,7 +27,10 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+import yaml
+
 from runner.results.storage import Problem
+from runner.workloads import custom
 
 APPROVAL_LABEL = "maintainer-approved"
 MAINTAINERS = "the maintainers (a commit without a pull request)"
@@ -84,6 +87,19 @@ def github_owner(repository: str, token: str | None = None) -> Callable[[str], s
     return owner
 
 
+def _own_model(text: str) -> bool:
+    """Whether a result file's text measures a user's own model (workload custom); unreadable text is not judged
+    here (`benchsite validate` reports it)."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    measurements = data.get("measurements") if isinstance(data, dict) else None
+    return isinstance(measurements, list) and any(
+        isinstance(m, dict) and m.get("workload") == custom.WORKLOAD for m in measurements
+    )
+
+
 def check(
     repo: Path, base: str, head: str, author: str, owner_of: Callable[[str], str], approved: bool = False
 ) -> list[Problem]:
@@ -107,6 +123,15 @@ def check(
             )
     merge_base = _git(repo, "merge-base", base, head).strip()
     for path in added:
+        if _own_model(_git(repo, "show", f"{head}:{path}")):
+            problems.append(
+                Problem(
+                    path,
+                    "",
+                    "measures your own model (benchsite run --model): results/ holds the suite the leaderboard "
+                    "compares; keep the file out of it",
+                )
+            )
         folder = str(PurePosixPath(path).parent)
         earlier = [p for p in _git(repo, "ls-tree", "-r", "--name-only", merge_base, "--", folder).splitlines() if p]
         owners = set()

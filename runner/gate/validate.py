@@ -46,7 +46,7 @@ from runner.results import storage, streaming
 from runner.results.intervals import ROUNDS_SCHEMA, split_rounds, summarize, summarize_rounds
 from runner.results.schema import VERSION_PATTERN, Machine, Measurement, ResultFile
 from runner.results.storage import Problem
-from runner.workloads import known
+from runner.workloads import custom, known
 
 # Characters refused in names and other short fields (machine, software, device names, sweep points, the
 # command): a CPU model or version string never needs them, and markup does. Messages, tracebacks and
@@ -484,6 +484,9 @@ def _registry(path: str, result: ResultFile) -> list[Problem]:
                 problems.append(
                     Problem(path, f"{where}.{name}", f"{seconds:.6g} s is longer than the whole run ({run_s:.6g} s)")
                 )
+        if m.workload == custom.WORKLOAD:  # a user's own model: no suite entry to hold it to, its form only
+            problems += _custom(path, where, m)
+            continue
         entry = table.get(m.workload_hash)
         if entry is None:
             problems.append(
@@ -522,6 +525,33 @@ def _registry(path: str, result: ResultFile) -> list[Problem]:
                         else f"{stated:,} given, but the suite has no such figure for {entry.workload}",
                     )
                 )
+    return problems
+
+
+def _custom(path: str, where: str, m: Measurement) -> list[Problem]:
+    """A measurement of a user's own model (`benchsite run --model`, runner.workloads.custom): the point its case
+    gives (the model's structure hash, a mode, a batch size), a step of batch_size examples. Its workload hash and
+    parameters cannot be recomputed without the model; the pull-request gate keeps such files out of results/."""
+    problems = []
+    point = m.point or {}
+    if set(point) != {"model", "mode", "batch_size"}:
+        problems.append(Problem(path, f"{where}.point", f"{point!r}: a custom point is its model, mode and batch_size"))
+        return problems
+    if point["mode"] not in custom.MODES:
+        problems.append(
+            Problem(path, f"{where}.point.mode", f"{point['mode']!r} is not one of {', '.join(custom.MODES)}")
+        )
+    size = point["batch_size"]
+    if not isinstance(size, int) or size < 1 or m.samples_per_unit != size:
+        problems.append(
+            Problem(path, f"{where}.samples_per_unit", f"{m.samples_per_unit!r}, but a step is a batch of {size!r}")
+        )
+    if m.unit != "step":
+        problems.append(Problem(path, f"{where}.unit", f"{m.unit!r}: a custom model is timed per step"))
+    if not (
+        isinstance(point["model"], str) and len(point["model"]) == 16 and set(point["model"]) <= set("0123456789abcdef")
+    ):
+        problems.append(Problem(path, f"{where}.point.model", f"{point['model']!r} is not a structure hash"))
     return problems
 
 

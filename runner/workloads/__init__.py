@@ -6,6 +6,7 @@ import fnmatch
 import importlib
 import os
 
+from runner.workloads import custom
 from runner.workloads.base import PROFILES, VARIANTS, Case, Workload
 from runner.workloads.suite import WORKLOADS
 
@@ -29,6 +30,8 @@ def _load() -> None:
     if not _REGISTRY:
         for workload in WORKLOADS:
             register(workload)
+        if os.environ.get(custom.ENV):  # `benchsite run --model`: the user's model, in every process of the run
+            register(custom.workload())
     for module in filter(None, (m.strip() for m in os.environ.get(PLUGINS_ENV, "").split(","))):
         if module not in _plugins_loaded:
             _plugins_loaded.add(module)

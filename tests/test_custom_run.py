@@ -1,0 +1,156 @@
+"""`benchsite run --model`: a real run of a user's model file on this machine's CPU, the file it writes, what
+`benchsite validate`, the site and the pull-request gate make of it, and the errors bad options get."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.gate import pull_request as prcheck
+from runner.workloads import custom
+from site_builder.load import load_results
+from tests.conftest import ROOT
+from tests.test_pr_check import ADA, commit, git
+
+pytest.importorskip("torch")
+
+MODEL = textwrap.dedent(
+    """
+    from torch import nn
+
+    def small():
+        return nn.Sequential(nn.Flatten(), nn.Linear(3 * 8 * 8, 32), nn.ReLU(), nn.Linear(32, 10))
+    """
+)
+
+
+def benchsite(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != custom.ENV}
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
+    )
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory) -> tuple[Path, Path, subprocess.CompletedProcess[str]]:
+    """One tiny run of a model file: train and infer at batch 2 and 4, two rounds, on the CPU."""
+    folder = tmp_path_factory.mktemp("custom")
+    (folder / "net.py").write_text(MODEL)
+    done = benchsite(
+        "run", "--profile", "tiny", "--model", "net.py:small", "--input-shape", "3,8,8", "--mode", "train,infer",
+        "--batch-size", "2,4", "--device", "cpu", "--rounds", "2", "--output", str(folder / "out"),
+        cwd=folder,
+    )  # fmt: skip
+    files = sorted((folder / "out").rglob("*.yaml"))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert len(files) == 1
+    return folder, files[0], done
+
+
+def test_a_model_file_is_measured_in_both_loops_modes_and_batch_sizes(run):
+    folder, path, done = run
+    result = yaml.safe_load(path.read_text())
+    measurements = result["measurements"]
+    assert {m["workload"] for m in measurements} == {"custom"}
+    assert sorted((m["point"]["mode"], m["point"]["batch_size"], m["variant"]) for m in measurements) == sorted(
+        (mode, size, variant) for mode in ("train", "infer") for size in (2, 4) for variant in ("as-written", "tuned")
+    )
+    assert all(m["status"] == "ok" and m["median_s"] > 0 and m["samples_per_unit"] == m["point"]["batch_size"]
+               for m in measurements)  # fmt: skip
+    checked = custom.prepare(str(folder / "net.py") + ":small", "3,8,8", 10)
+    assert {m["point"]["model"] for m in measurements} == {checked.structure}
+    assert {m["params"] for m in measurements} == {checked.params}
+    assert "--model" not in result["run"]["command"]  # a path names the user: not recorded
+    assert f"structure {checked.structure}" in " ".join(done.stdout.split())
+
+
+def test_validate_accepts_the_file_and_the_site_and_the_pull_request_gate_keep_it_out(run, tmp_path):
+    folder, path, _ = run
+    assert benchsite("validate", str(path), cwd=folder).returncode == 0
+    loaded = load_results(path.parent.parent, workers=1)
+    assert not loaded.accepted
+    assert any("your own model" in p.message for p in loaded.problems)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README.md").write_text("benchsite\n")
+    git(repo, "add", "README.md")
+    git(repo, "commit", "-q", "-m", "start")
+    git(repo, "checkout", "-q", "-b", "pr")
+    commit(repo, "my model", ADA, {f"results/{path.parent.name}/{path.name}": path})
+    problems = [str(p) for p in prcheck.check(repo, "main", "pr", ADA, prcheck.git_owner(repo))]
+    assert len(problems) == 1 and "your own model" in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        (["--model", "missing.py:small", "--input-shape", "3,8,8"], "--model"),
+        (["--model", "net.py:smal", "--input-shape", "3,8,8"], "did you mean small"),
+        (["--model", "net.py:small", "--input-shape", "3,16,16"], "--input-shape 3,16,16"),
+        (["--model", "net.py:small", "--input-shape", "3,8,8", "--classes", "4"], "--classes 4"),
+        (["--model", "net.py:small"], "--input-shape"),
+        (["--model", "net.py:small", "--input-shape", "3,8,8", "--mode", "fit"], "--mode"),
+        (["--model", "net.py:small", "--input-shape", "3,8,8", "--batch-size", "8,x"], "--batch-size"),
+        (["--model", "net.py:small", "--input-shape", "3,8,8", "-w", "depth-sweep"], "--workload"),
+    ],
+)
+def test_bad_options_stop_the_run_before_measuring_with_the_option_named(tmp_path, options, named):
+    (tmp_path / "net.py").write_text(MODEL)
+    done = benchsite("run", "--profile", "tiny", *options, "--output", str(tmp_path / "out"), cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in " ".join((done.stdout + done.stderr).split())
+    assert not (tmp_path / "out").exists()  # nothing measured, nothing written
+
+
+def test_the_suite_does_not_know_the_custom_workload_without_a_model():
+    env = {k: v for k, v in os.environ.items() if k != custom.ENV}
+    listed = subprocess.run(
+        [sys.executable, "-c", "import runner.workloads as w; print([x.id for x in w.all_workloads()])"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert "custom" not in listed.stdout
+
+
+def test_on_a_machine_with_an_accelerator_the_run_ends_with_each_points_verdict(tmp_path):
+    """The end of a --model run on a GPU machine (site_builder.answer, as `benchsite run` prints it): the committed
+    H200 run's tabular-mlp measurements, renamed into a custom model's points in a temporary file, give one
+    CPU-or-GPU verdict per loop with its interval, though the site itself leaves such a file out."""
+    from runner.results.storage import load
+    from site_builder.answer import answer
+
+    result, _ = load(ROOT / "results" / "412f73aecce46bad" / "20261204T184934Z.yaml")
+    assert result is not None
+    point = {"model": "0123456789abcdef", "mode": "train"}
+    own = [
+        m.model_copy(
+            update={
+                "workload": "custom",
+                "point": {**point, "batch_size": m.samples_per_unit},
+                "unit": "step",
+                "params": None,
+                "flops_per_unit": None,
+                "achieved_tflops": None,
+                "fidelity": None,
+            }
+        )
+        for m in result.measurements
+        if m.workload == "tabular-mlp"
+    ]
+    path = tmp_path / result.machine.id / "own.yaml"
+    path.parent.mkdir()
+    path.write_text(yaml.safe_dump(result.model_copy(update={"measurements": own}).model_dump(mode="json")))
+    mine, problems = load(path)
+    assert mine is not None and not problems
+    found = answer(mine, path, tmp_path / "nothing-published")
+    assert not found.refused
+    assert sorted(v.variant for v in found.verdicts) == ["as-written", "tuned"]
+    assert all(v.workload == "custom" and "mode=train" in v.point and v.accelerator == "NVIDIA H200"
+               for v in found.verdicts)  # fmt: skip
+    assert all(v.lo is not None and v.lo < v.speedup < v.hi for v in found.verdicts)
