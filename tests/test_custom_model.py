@@ -148,3 +148,15 @@ def test_the_structure_hash_follows_the_arithmetic_not_the_weights(models: Path)
     assert custom.structure_hash(model, custom.parse_input("3,8,8"), 10) != custom.structure_hash(
         model, InputSpec((192,)), 10
     )
+
+
+def test_flops_are_counted_from_the_model_as_the_suite_counts_its_own(models: Path):
+    from runner.workloads.base import linear_flops, train_flops
+
+    inputs = custom.parse_input("3,8,8")
+    model = custom.build(custom.parse_spec(f"{models}:small"), inputs, 10)
+    layers = [linear_flops(3 * 8 * 8, 16), linear_flops(16, 10)]
+    assert custom.flops_per_sample(model, inputs, 10, "infer") == sum(layers)
+    assert custom.flops_per_sample(model, inputs, 10, "train") == train_flops(layers)
+    checked = custom.prepare(f"{models}:small", "3,8,8", 10, modes=("train", "infer"))
+    assert checked.flops == {"infer": sum(layers), "train": train_flops(layers)}

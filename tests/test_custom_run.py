@@ -63,9 +63,12 @@ def test_a_model_file_is_measured_in_both_loops_modes_and_batch_sizes(run):
     )
     assert all(m["status"] == "ok" and m["median_s"] > 0 and m["samples_per_unit"] == m["point"]["batch_size"]
                for m in measurements)  # fmt: skip
-    checked = custom.prepare(str(folder / "net.py") + ":small", "3,8,8", 10)
+    checked = custom.prepare(str(folder / "net.py") + ":small", "3,8,8", 10, modes=("train", "infer"))
     assert {m["point"]["model"] for m in measurements} == {checked.structure}
     assert {m["params"] for m in measurements} == {checked.params}
+    for m in measurements:  # FLOPs counted from the model, the achieved rate from them
+        assert m["flops_per_unit"] == checked.flops[m["point"]["mode"]] * m["point"]["batch_size"]
+        assert m["achieved_tflops"] == pytest.approx(m["flops_per_unit"] / m["median_s"] / 1e12, rel=1e-6)
     assert "--model" not in result["run"]["command"]  # a path names the user: not recorded
     assert f"structure {checked.structure}" in " ".join(done.stdout.split())
 

@@ -273,6 +273,26 @@ def check(model: Any, inputs: InputSpec, classes: int) -> None:
     torch.nn.functional.cross_entropy(logits.float(), labels)
 
 
+def flops_per_sample(model: Any, inputs: InputSpec, classes: int, mode: str) -> float:
+    """The FLOPs of one sample's step, counted from the model by PyTorch's FlopCounterMode over a batch of two on
+    the CPU (matrix products and convolutions, a multiply-add 2 FLOPs, as the suite counts its own): the forward
+    pass for inference; for training the forward pass, the loss and the backward pass."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    model = model.to("cpu").train(mode == "train")
+    x, labels = batch(inputs, classes, 2)
+    counter = FlopCounterMode(display=False)
+    with counter:
+        if mode == "train":
+            torch.nn.functional.cross_entropy(forward(model, x, inputs.tokens).float(), labels).backward()
+        else:
+            with torch.no_grad():
+                forward(model, x, inputs.tokens)
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops() / 2
+
+
 def structure(model: Any, inputs: InputSpec, classes: int) -> dict[str, Any]:
     """What identifies the model's work: every module's type (by its place in the model), every parameter's shape,
     the input and the classes. Two models with these equal do the same arithmetic on the same shapes."""
@@ -327,6 +347,7 @@ class Checked:
     params: int
     modes: tuple[str, ...]
     batches: tuple[int, ...] | None  # None: the profile's
+    flops: dict[str, float]  # FLOPs of one sample's step, by mode (flops_per_sample)
 
     def to_env(self) -> str:
         return json.dumps({**asdict(self), "input": asdict(self.input)})
@@ -354,14 +375,16 @@ def prepare(
     model = build(spec, inputs, classes)
     inputs = vocabulary(model, inputs)
     check(model, inputs, classes)
+    modes = tuple(dict.fromkeys(modes))
     return Checked(
         spec.text,
         inputs,
         classes,
         structure_hash(model, inputs, classes),
         parameter_count(model),
-        tuple(dict.fromkeys(modes)),
+        modes,
         tuple(sorted(set(batches))) if batches else None,
+        {mode: flops_per_sample(model, inputs, classes, mode) for mode in modes},
     )
 
 
@@ -396,7 +419,8 @@ def cases(profile: str) -> list[Any]:
                 "loops": LOOPS,
             }
             point = {"model": options["structure"], "mode": mode, "batch_size": size}
-            out.append(Case(WORKLOAD, point, config, "step", size, params=options["params"]))
+            flops = options["flops"][mode] * size or None  # a model of no matrix products: no rate
+            out.append(Case(WORKLOAD, point, config, "step", size, params=options["params"], flops_per_unit=flops))
     return out
 
 
