@@ -520,6 +520,10 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
     console.print("\n[bold]CPU or accelerator on this machine[/bold] (CPU time / accelerator time, 95% intervals):")
     for verdict in found.verdicts:
         console.print(f"  {escape(verdict.sentence())}", highlight=False, soft_wrap=True)
+    from site_builder.answer import along_batch_sizes
+
+    for line in along_batch_sizes(found.verdicts):  # where the verdict flips along a batch sweep, if it does
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     if found.note:
         console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
 

@@ -16,6 +16,7 @@ from runner.results import intervals
 from runner.results.schema import ResultFile
 from runner.results.storage import iter_result_paths
 from site_builder.analyses import between
+from site_builder.analyses.speedups import along
 from site_builder.load import Loaded
 
 
@@ -39,6 +40,27 @@ class Verdict:
         shown = intervals.NO_INTERVAL if self.lo is None or self.hi is None else f"{self.lo:.2f} .. {self.hi:.2f}"
         unstable = "" if self.stable else " (unstable)"
         return f"{where}: {self.speedup:.2f}x ({shown}) on the {self.accelerator}: {self.verdict}{unstable}"
+
+
+def along_batch_sizes(verdicts: list[Verdict]) -> list[str]:
+    """For each workload point swept over batch sizes (a transformer's, a user's own model's), loop, framework and
+    accelerator with two batch sizes or more: where each side clearly wins along the sizes (speedups.along)."""
+    lines: dict[tuple[str, ...], list[tuple[int, str]]] = {}
+    for v in verdicts:
+        parts = dict(part.split("=", 1) for part in v.point.split(", ") if "=" in part)
+        size = parts.pop("batch_size", None)
+        if size is None or not size.isdigit():
+            continue
+        rest = ", ".join(f"{k}={value}" for k, value in parts.items())
+        lines.setdefault((v.workload, rest, v.variant, v.framework, v.accelerator), []).append((int(size), v.verdict))
+    out = []
+    for (workload, rest, variant, framework, accelerator), points in lines.items():
+        if len(points) < 2:
+            continue
+        points.sort()
+        said = along([s for s, _ in points], [v for _, v in points], "batch size", "batch sizes")
+        out.append(f"{workload} {rest}, {variant}, {framework} on the {accelerator}: {said}")
+    return out
 
 
 @dataclass

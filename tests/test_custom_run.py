@@ -157,3 +157,65 @@ def test_on_a_machine_with_an_accelerator_the_run_ends_with_each_points_verdict(
     assert all(v.workload == "custom" and "mode=train" in v.point and v.accelerator == "NVIDIA H200"
                for v in found.verdicts)  # fmt: skip
     assert all(v.lo is not None and v.lo < v.speedup < v.hi for v in found.verdicts)
+
+
+GREEDY = textwrap.dedent(
+    """
+    import torch
+    from torch import nn
+
+    class Greedy(nn.Module):
+        \"\"\"Runs out of memory above a batch of 2, as a model too big for the device does.\"\"\"
+        def __init__(self):
+            super().__init__()
+            self.head = nn.Linear(12, 3)
+        def forward(self, x):
+            if x.shape[0] > 2:
+                raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 80.00 GiB")
+            return self.head(x)
+
+    def build():
+        return Greedy()
+    """
+)
+
+
+def test_out_of_memory_at_one_batch_size_is_recorded_and_the_sweep_goes_on(tmp_path):
+    (tmp_path / "greedy.py").write_text(GREEDY)
+    done = benchsite(
+        "run", "--profile", "tiny", "--model", "greedy.py:build", "--input-shape", "12", "--classes", "3",
+        "--batch-size", "2,4", "--device", "cpu", "--variant", "as-written", "--rounds", "2",
+        "--output", str(tmp_path / "out"), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = (tmp_path / "out").rglob("*.yaml")
+    measurements = yaml.safe_load(path.read_text())["measurements"]
+    by_size = {m["point"]["batch_size"]: m for m in measurements}
+    assert by_size[2]["status"] == "ok" and by_size[2]["median_s"] > 0
+    assert by_size[4]["status"] == "failed" and by_size[4]["error"]["type"] == "OutOfMemory"
+    assert benchsite("validate", str(path), cwd=tmp_path).returncode == 0
+
+
+def test_the_end_of_a_run_says_where_the_verdict_flips_along_the_batch_sizes():
+    from site_builder.answer import Verdict, along_batch_sizes
+
+    def verdict(size: int, said: str, variant: str = "as-written") -> Verdict:
+        point = f"model=0123456789abcdef, mode=train, batch_size={size}"
+        return Verdict("custom", point, variant, "torch", "NVIDIA H200", 1.0, 0.5, 2.0, said, True)
+
+    lines = along_batch_sizes(
+        [
+            verdict(8, "CPU faster"),
+            verdict(128, "accelerator faster"),
+            verdict(32, "no clear winner"),
+            verdict(8, "accelerator faster", "tuned"),
+            verdict(32, "accelerator faster", "tuned"),
+        ]
+    )
+    assert lines == [
+        "custom model=0123456789abcdef, mode=train, as-written, torch on the NVIDIA H200: CPU faster at batch size 8; "
+        "no clear winner at batch size 32; accelerator faster at batch size 128",
+        "custom model=0123456789abcdef, mode=train, tuned, torch on the NVIDIA H200: accelerator faster at every "
+        "batch size (8, 32)",
+    ]
+    assert along_batch_sizes([verdict(8, "CPU faster")]) == []  # one size: nothing to say along it

@@ -294,6 +294,18 @@ def _span(values: list[Any]) -> str:
     return shown[0] if len(shown) == 1 else ", ".join(shown) if len(shown) == 2 else f"{shown[0]} to {shown[-1]}"
 
 
+def along(values: list[Any], verdicts: list[str], one: str, many: str) -> str:
+    """Where each side clearly wins along a sweep, in words: "accelerator faster at every depth (2 to 12)", or
+    "CPU faster at depths 2 to 9; no clear winner at depth 10; accelerator faster at depths 11, 12" (`one`, `many`:
+    the sweep's value named once and more than once)."""
+    runs = _runs(values, verdicts)
+    if len(runs) == 1:
+        return f"{runs[0][0]} at every {one} ({_span(values)})"
+    return "; ".join(
+        f"{'no interval' if v == TOO_FEW else v} at {many if len(s) > 1 else one} {_span(s)}" for v, s in runs
+    )
+
+
 def glance(table: pd.DataFrame) -> pd.DataFrame:
     """The answer at a glance: one line per workload, loop, accelerator model, CPU (model and cores) and framework,
     never a median across frameworks or CPUs. Per workload point, the median over the line's machines with its
@@ -344,13 +356,7 @@ def glance(table: pd.DataFrame) -> pd.DataFrame:
             sweep = [int(v) if isinstance(v, float) and v.is_integer() else v for v in sweep]
             runs = _runs(sweep, list(line["verdict"]))
             row["side"] = SIDES.get(runs[0][0], "unclear") if len(runs) == 1 else "mixed"
-            if len(runs) == 1:
-                row["answer"] = f"{runs[0][0]} at every {one} ({_span(sweep)})"
-            else:
-                row["answer"] = "; ".join(
-                    f"{'no interval' if v == TOO_FEW else v} at {many if len(s) > 1 else one} {_span(s)}"
-                    for v, s in runs
-                )
+            row["answer"] = along(sweep, list(line["verdict"]), one, many)
             low = int(line["speedup"].to_numpy().argmin())  # the line's lowest speedup, beside its largest point's
             row.update(at=f"{one} {sweep[-1]}", low=(float(line["speedup"].iloc[low]), f"{one} {sweep[low]}"))
         rows.append(row)
