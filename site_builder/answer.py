@@ -42,6 +42,42 @@ class Verdict:
         return f"{where}: {self.speedup:.2f}x ({shown}) on the {self.accelerator}: {self.verdict}{unstable}"
 
 
+def _verdicts(shown: pd.DataFrame, run_id: str) -> list[Verdict]:
+    """A run's speedups as between.shown gives them, in the file's order (the suite's workloads and points, loop by
+    loop), each with its verdict."""
+    verdicts = []
+    if shown.empty:
+        return verdicts
+    for row in shown[shown["run_id"] == run_id].itertuples():
+        lo, hi = _value(row.lo), _value(row.hi)
+        verdicts.append(
+            Verdict(
+                str(row.workload),
+                str(row.point),
+                str(row.variant),
+                str(row.framework),
+                str(row.device_name),
+                float(row.value),
+                lo,
+                hi,
+                intervals.verdict(lo, hi) if lo is not None and hi is not None else intervals.NO_INTERVAL,
+                row.stable is not False and row.stable_cpu is not False,
+            )
+        )
+    return verdicts
+
+
+def own_model(path: Path, result: ResultFile, spread: between.Between) -> tuple[pd.DataFrame, list[Verdict]]:
+    """A file of a user's own model on the site: its measurements (the site's frame columns) and its speedups, each
+    with the interval the site gives a figure of one run (the spread between runs the suite's files give)."""
+    loaded = Loaded().take([path], own_models=True)
+    runs = between.measurement_runs(loaded.collector.every_run())
+    speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
+    shown = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
+    frame = between.widen_single_runs(loaded.collector.frame(), spread)
+    return frame, _verdicts(shown, result.run.id)
+
+
 def along_batch_sizes(verdicts: list[Verdict]) -> list[str]:
     """For each workload point swept over batch sizes (a transformer's, a user's own model's), loop, framework and
     accelerator with two batch sizes or more: where each side clearly wins along the sizes (speedups.along)."""
@@ -91,25 +127,7 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
     spread = between.estimate_all(runs, speedup_runs) if not runs.empty else between.Between()
     shown = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
-    verdicts = []
-    if not shown.empty:
-        # the file's order: the suite's workloads and points, loop by loop
-        for row in shown[shown["run_id"] == result.run.id].itertuples():
-            lo, hi = _value(row.lo), _value(row.hi)
-            verdicts.append(
-                Verdict(
-                    str(row.workload),
-                    str(row.point),
-                    str(row.variant),
-                    str(row.framework),
-                    str(row.device_name),
-                    float(row.value),
-                    lo,
-                    hi,
-                    intervals.verdict(lo, hi) if lo is not None and hi is not None else intervals.NO_INTERVAL,
-                    row.stable is not False and row.stable_cpu is not False,
-                )
-            )
+    verdicts = _verdicts(shown, result.run.id)
     frame = loaded.collector.frame()
     others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
     places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)

@@ -65,6 +65,8 @@ class Loaded:
     problems: list[Problem] = field(default_factory=list)
     fingerprints: list[Fingerprint] = field(default_factory=list)
     cache_hits: int = 0  # files whose contribution came from the build cache
+    # files of a user's own model (`benchsite run --model`), checked, kept apart from the suite's: their own page
+    own: list[tuple[Path, ResultFile]] = field(default_factory=list)
 
     @property
     def rejected(self) -> list[str]:
@@ -92,6 +94,15 @@ class Loaded:
                 self.fingerprints.append(Fingerprint.of(path, indices, bytes(digests), medians))
         return self
 
+    def take_own(self, paths: list[Path]) -> None:
+        """Files of a user's own model: checked as every file is; each one that passes is kept in `own`."""
+        for path, result, problems in iter_all(paths):
+            if result is not None:
+                problems = problems + check_result(str(path), result, text_rules=False)
+            self.problems.extend(problems)
+            if result is not None and not any(p.severity == "error" for p in problems):
+                self.own.append((path, result))
+
     def refuse_replays(self) -> None:
         """Leave out every file whose samples repeat an earlier file's (in file order), exactly or scaled, as the
         gate refuses it: a replayed run must not count as one more run of a machine. The same verdicts and messages
@@ -115,16 +126,20 @@ class Loaded:
             self.fingerprints.append(Fingerprint.of(path, *entry.fingerprint))
 
 
+OWN_MARK = b"workload: " + custom.WORKLOAD.encode()  # how a written file of a user's own model names its workload
+
+
 def _own_model(path: Path, result: ResultFile) -> list[Problem]:
-    """A file of a user's own model (`benchsite run --model`) is left out: the site compares the suite."""
+    """A file of a user's own model (`benchsite run --model`) among the suite's is left out of them: the site
+    compares the suite (load_results reads such a file apart, for its own page)."""
     if not any(m.workload == custom.WORKLOAD for m in result.measurements):
         return []
     return [
         Problem(
             str(path),
             "measurements",
-            "measures your own model (benchsite run --model), not the suite: the site compares the suite's "
-            "workloads (`benchsite validate` checks such a file on its own)",
+            "measures your own model (benchsite run --model), not the suite: its measurements are on the Your "
+            "models page, never among the suite's",
         )
     ]
 
@@ -211,7 +226,18 @@ def load_results(
     content hash match, and the cache is replaced by this build's files."""
     paths = iter_result_paths([root]) if root.exists() else []
     workers = workers or os.cpu_count() or 1
-    hashes = [file_sha256(path.read_bytes()) for path in paths]
+    # A file of a user's own model names the custom workload; it is read apart from the suite's (a file that names
+    # it in another way reaches Loaded.take, which leaves it out with the reason). One file's bytes at a time.
+    own: list[Path] = []
+    suite_paths, hashes = [], []
+    for path in paths:
+        data = path.read_bytes()
+        if OWN_MARK in data:
+            own.append(path)
+        else:
+            suite_paths.append(path)
+            hashes.append(file_sha256(data))
+    paths = suite_paths
     # Whether the cache holds each file: its entry is made from the cache when the file's turn comes, not before.
     held = [cache is not None and cache.holds(str(p), h) for p, h in zip(paths, hashes, strict=True)]
     missing = [(paths[i], hashes[i]) for i, found in enumerate(held) if not found]
@@ -248,6 +274,7 @@ def load_results(
     if cache is not None:
         cache.save(kept, loaded.collector.table(), counts)
     loaded.refuse_replays()
+    loaded.take_own(own)
     errors = [p for p in loaded.problems if p.severity == "error"]
     if strict and errors:  # a warning (an unknown GPU, an outlier) leaves the file published and the build going
         raise StrictBuildError(errors)

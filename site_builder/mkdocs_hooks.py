@@ -109,7 +109,7 @@ def on_config(config: Any) -> Any:
     RAW.clear()  # `mkdocs serve` rebuilds in the same process
     MACHINE_PAGES.update(kept=0, rendered=0)
     site = Site.from_collector(loaded.collector, loaded.rejected)
-    site.memo = memo
+    site.memo, site.own = memo, loaded.own
     pages = registry(site)
     _state.update(site=site, pages=pages, memo=memo)
     config["nav"] = _navigation(pages)

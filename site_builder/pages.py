@@ -25,7 +25,7 @@ from pydantic import BaseModel
 from runner.results.labels import cpu_label
 from site_builder import advisor, charts, memo, opendata, seeds
 from site_builder.analyses.crossovers import batch_by_accelerator, crossover_summary, sweep_by_device
-from site_builder.analyses.frames import ok_rows
+from site_builder.analyses.frames import ok_rows, states
 from site_builder.analyses.scaling import scaling, scaling_spread
 from site_builder.analyses.spark import spark_inference, spark_streaming, sustained
 from site_builder.analyses.speedups import (
@@ -637,6 +637,35 @@ def data_page(site: Site) -> str:
     )
 
 
+def models_page(site: Site) -> str:
+    """Your models: each file of a user's own model (`benchsite run --model`) in the results folder, apart from the
+    suite: its measurements per mode, batch size, loop and device, and its CPU-or-accelerator verdicts, each with
+    the interval the site gives a figure of one run."""
+    from site_builder.answer import along_batch_sizes, own_model
+
+    files = []
+    for path, result in sorted(site.own, key=lambda item: item[1].run.started_at, reverse=True):
+        frame, verdicts = own_model(path, result, site.spread)
+        rows = frame.assign(state=states(frame)) if not frame.empty else frame
+        rows = rows.sort_values(["mode", "batch_size", "variant", "device"]) if not rows.empty else rows
+        models = sorted({str(m.point.get("model")) for m in result.measurements if m.workload == "custom"})
+        files.append(
+            {
+                "name": path.name,
+                "machine_id": result.machine.id,
+                "cpu": result.machine.cpu,
+                "accelerators": ", ".join(f"{a.count}x {a.model}" for a in result.machine.accelerators) or "none",
+                "started": result.run.started_at.strftime("%Y-%m-%d %H:%M UTC"),
+                "models": models,
+                "params": next((m.params for m in result.measurements if m.params), None),
+                "rows": _records(rows[rows["workload"] == "custom"]) if not rows.empty else [],
+                "verdicts": [v for v in verdicts if v.workload == "custom"],
+                "along": along_batch_sizes([v for v in verdicts if v.workload == "custom"]),
+            }
+        )
+    return render("models.md.j2", site=site.view(), files=files)
+
+
 def registry(site: Site) -> list[Page]:
     """Every generated page, in navigation order; machine pages are reached from the machines index."""
     from site_builder import reference
@@ -657,6 +686,8 @@ def registry(site: Site) -> list[Page]:
     pages += [Page(f"leaderboards/{w}.md", w, leaderboard(w), section="Leaderboards") for w in site.workloads]
     pages += machines_index_pages(site)
     pages += [Page(f"machines/{m}.md", f"Machine {m}", machine_page(m), in_nav=False) for m in site.machine_order]
+    if site.own:  # files of a user's own model in the results folder: never the published suite's
+        pages.append(Page("models.md", "Your models", models_page))
     pages.append(Page("other-runs.md", "Other profiles and suites", other_runs))
     pages.append(Page("data.md", "Open data", data_page))
     pages += [

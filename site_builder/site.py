@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import altair as alt
@@ -16,6 +17,7 @@ import pandas as pd
 
 from runner.contribute import standing
 from runner.contribute.standing import Published
+from runner.results.schema import ResultFile
 from site_builder import memo
 from site_builder.analyses import between
 from site_builder.analyses.crossovers import batch_crossovers, crossovers
@@ -121,6 +123,8 @@ class Site:
     spread: between.Between = field(default_factory=between.Between)
     run_measurements: pd.DataFrame = field(default_factory=pd.DataFrame)
     run_speedups: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # files of a user's own model (`benchsite run --model`), apart from the suite's: the Your models page
+    own: list[tuple[Path, ResultFile]] = field(default_factory=list)
 
     @classmethod
     def from_collector(cls, collector: Collector, rejected: list[str]) -> Site:

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import html
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -219,3 +222,27 @@ def test_the_end_of_a_run_says_where_the_verdict_flips_along_the_batch_sizes():
         "batch size (8, 32)",
     ]
     assert along_batch_sizes([verdict(8, "CPU faster")]) == []  # one size: nothing to say along it
+
+
+def test_a_site_built_from_a_folder_with_your_model_gives_it_its_own_page(run, tmp_path):
+    """`benchsite site build --results DIR` over the committed files and a --model run: a Your models page with
+    the model's measurements, every suite page as without it; the published site has no such page."""
+    from tests.conftest import build_site
+
+    _, path, _ = run
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results" / "a23074609b32f305", results / "a23074609b32f305")
+    shutil.copy(path, results / "a23074609b32f305" / path.name)
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "models.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    structure = yaml.safe_load(path.read_text())["measurements"][0]["point"]["model"]
+    assert f"Model {structure} on a23074609b32f305" in text
+    assert len(re.findall(r"\b(train|infer) [24] (as-written|tuned) AMD EPYC", text)) == 8
+    board = (tmp_path / "site" / "leaderboards" / "depth-sweep.html").read_text()
+    assert "custom" not in re.sub(r"<[^>]+>", " ", board)  # never among the suite's
+    assert (
+        'href="models.html"' in (tmp_path / "site" / "index.html").read_text()
+        or "Your models" in (tmp_path / "site" / "index.html").read_text()
+    )
