@@ -45,7 +45,7 @@ class Verdict:
 def _verdicts(shown: pd.DataFrame, run_id: str) -> list[Verdict]:
     """A run's speedups as between.shown gives them, in the file's order (the suite's workloads and points, loop by
     loop), each with its verdict."""
-    verdicts = []
+    verdicts: list[Verdict] = []
     if shown.empty:
         return verdicts
     for row in shown[shown["run_id"] == run_id].itertuples():
