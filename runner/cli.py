@@ -512,6 +512,13 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
         )
     for problem in found.refused:  # the site would not show this file: no verdicts from it
         err.print(f"[yellow]The site would refuse this file:[/yellow] {escape(problem)}", highlight=False)
+    if not standings and path is not None:  # a user's own model: each figure, with the interval the site gives it
+        from site_builder.answer import own_figures, own_model
+
+        frame, _ = own_model(path, result, found.spread)
+        console.print("\n[bold]Your model on this machine[/bold] (time per step, 95% intervals):")
+        for line in own_figures(frame):
+            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     if not result.machine.accelerators:
         return
     if not found.verdicts:

@@ -78,6 +78,27 @@ def own_model(path: Path, result: ResultFile, spread: between.Between) -> tuple[
     return frame, _verdicts(shown, result.run.id)
 
 
+def own_figures(frame: pd.DataFrame) -> list[str]:
+    """A user's own model's measurements (own_model's frame), one sentence each: mode, batch size, loop and device,
+    the time per step with the interval the site gives it, samples/s and the achieved TFLOP/s."""
+    from site_builder.render import seconds
+
+    lines = []
+    ok = frame[(frame["workload"] == "custom") & (frame["status"] == "ok") & frame["median_s"].notna()]
+    for row in ok.sort_values(["mode", "batch_size", "variant", "device"]).itertuples():
+        lo, hi = _value(row.ci_lo_s), _value(row.ci_hi_s)
+        shown = intervals.NO_INTERVAL if lo is None or hi is None else f"{seconds(lo)} .. {seconds(hi)}"
+        rate = _value(row.achieved_tflops)
+        flops = f", {rate:.3g} TFLOP/s" if rate is not None else ""
+        unstable = "" if row.stable is not False else " (unstable)"
+        lines.append(
+            f"{row.mode}, batch {int(row.batch_size)}, {row.variant}, {row.framework} on {row.device_name}: "
+            f"{seconds(float(row.median_s))} per step ({shown}), {float(row.samples_per_s):,.0f} samples/s{flops}"
+            f"{unstable}"
+        )
+    return lines
+
+
 def along_batch_sizes(verdicts: list[Verdict]) -> list[str]:
     """For each workload point swept over batch sizes (a transformer's, a user's own model's), loop, framework and
     accelerator with two batch sizes or more: where each side clearly wins along the sizes (speedups.along)."""
@@ -106,6 +127,7 @@ class Answer:
     note: str = ""  # what a figure of one run's interval includes (analyses.between.note): the verdicts'
     refused: list[str] = field(default_factory=list)  # why this file itself could not be read as the site reads it
     between_runs: bool = False  # whether the standings' intervals include the machines' spread between runs
+    spread: between.Between = field(default_factory=between.Between)  # the spread between runs it was read with
 
 
 def _value(x: object) -> float | None:
@@ -131,4 +153,4 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     frame = loaded.collector.frame()
     others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
     places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
-    return Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0)
+    return Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0, spread=spread)

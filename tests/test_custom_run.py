@@ -73,7 +73,12 @@ def test_a_model_file_is_measured_in_both_loops_modes_and_batch_sizes(run):
         assert m["flops_per_unit"] == checked.flops[m["point"]["mode"]] * m["point"]["batch_size"]
         assert m["achieved_tflops"] == pytest.approx(m["flops_per_unit"] / m["median_s"] / 1e12, rel=1e-6)
     assert "--model" not in result["run"]["command"]  # a path names the user: not recorded
-    assert f"structure {checked.structure}" in " ".join(done.stdout.split())
+    said = " ".join(done.stdout.split())
+    assert f"structure {checked.structure}" in said
+    # the end of the run: each figure with its interval
+    assert "Your model on this machine" in said
+    figures = re.findall(r"(train|infer), batch ([24]), (as-written|tuned), torch on [^:]+: \S+ \S?s per step \(", said)
+    assert len(figures) == 8, said
 
 
 def test_validate_accepts_the_file_and_the_site_and_the_pull_request_gate_keep_it_out(run, tmp_path):
