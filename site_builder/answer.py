@@ -78,6 +78,11 @@ def own_model(path: Path, result: ResultFile, spread: between.Between) -> tuple[
     return frame, _verdicts(shown, result.run.id)
 
 
+def _rate(value: float) -> str:
+    """A rate with three significant figures, thousands separated: 2.23, 75,506."""
+    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+
 def own_figures(frame: pd.DataFrame) -> list[str]:
     """A user's own model's measurements (own_model's frame), one sentence each: mode, batch size, loop and device,
     the time per step with the interval the site gives it, samples/s and the achieved TFLOP/s."""
@@ -93,7 +98,7 @@ def own_figures(frame: pd.DataFrame) -> list[str]:
         unstable = "" if row.stable is not False else " (unstable)"
         lines.append(
             f"{row.mode}, batch {int(row.batch_size)}, {row.variant}, {row.framework} on {row.device_name}: "
-            f"{seconds(float(row.median_s))} per step ({shown}), {float(row.samples_per_s):,.0f} samples/s{flops}"
+            f"{seconds(float(row.median_s))} per step ({shown}), {_rate(float(row.samples_per_s))} samples/s{flops}"
             f"{unstable}"
         )
     return lines
