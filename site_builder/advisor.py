@@ -432,6 +432,11 @@ def _compare_summary(ok: pd.DataFrame, keys: pd.DataFrame, tau2: standing.Tau2) 
     return pd.DataFrame(out, columns=["pcl", "r", "lo", "hi", "n"])
 
 
+def _verdict_of(lo: str, hi: str) -> str:
+    """The Vega expression of a time ratio A / B's verdict from its interval's ends (null: none)."""
+    return f"{lo} == null ? 'no clear winner' : ({lo} > 1 ? 'B faster' : ({hi} < 1 ? 'A faster' : 'no clear winner'))"
+
+
 VERDICTS = alt.Scale(domain=["A faster", "no clear winner", "B faster"], range=["#1f77b4", "#999999", "#ff7f0e"])
 PAIR_KEY = "(a < b ? a + '|' + b : b + '|' + a)"  # the summary's pair key of the two picked machines
 
@@ -474,11 +479,7 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
         alt.CalculateTransform(
             calculate="datum.la < 0 || datum.lb < 0 ? null : datum.ratio * exp(datum.spread)", **{"as": "ratio_hi"}
         ),
-        alt.CalculateTransform(
-            calculate="datum.ratio_lo === null ? 'no clear winner' : (datum.ratio_lo > 1 ? 'B faster' : "
-            "(datum.ratio_hi < 1 ? 'A faster' : 'no clear winner'))",
-            **{"as": "verdict"},
-        ),
+        alt.CalculateTransform(calculate=_verdict_of("datum.ratio_lo", "datum.ratio_hi"), **{"as": "verdict"}),
         alt.CalculateTransform(
             calculate=f"datum.ratio_lo === null ? '{TOO_FEW}' : format(datum.ratio_lo, '.3f') + ' .. ' + "
             "format(datum.ratio_hi, '.3f')",
@@ -528,11 +529,7 @@ def compare_chart(data: CompareData) -> alt.VConcatChart:
             alt.CalculateTransform(
                 calculate="datum.hi == null ? null : (datum.flip ? 1 / datum.lo : datum.hi)", **{"as": "ghi"}
             ),
-            alt.CalculateTransform(
-                calculate="datum.glo == null ? 'no clear winner' : (datum.glo > 1 ? 'B faster' : "
-                "(datum.ghi < 1 ? 'A faster' : 'no clear winner'))",
-                **{"as": "gverdict"},
-            ),
+            alt.CalculateTransform(calculate=_verdict_of("datum.glo", "datum.ghi"), **{"as": "gverdict"}),
             alt.CalculateTransform(
                 calculate="datum.c + ', ' + datum.l + ': ' + (a == b ? 'A and B are the same machine' : datum.r == null"
                 " ? 'no measurement with an interval on both sides' : format(datum.gr, '.3f') + 'x'"

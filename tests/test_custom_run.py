@@ -19,7 +19,7 @@ from runner.gate import pull_request as prcheck
 from runner.workloads import custom
 from site_builder.load import load_results
 from tests.conftest import ROOT
-from tests.test_pr_check import ADA, commit, git
+from tests.test_pr_check import ADA, commit, repo  # noqa: F401  (repo: the fixture, a repository with a pr branch)
 
 pytest.importorskip("torch")
 
@@ -81,20 +81,13 @@ def test_a_model_file_is_measured_in_both_loops_modes_and_batch_sizes(run):
     assert len(figures) == 8, said
 
 
-def test_validate_accepts_the_file_and_the_site_and_the_pull_request_gate_keep_it_out(run, tmp_path):
+def test_validate_accepts_the_file_and_the_site_and_the_pull_request_gate_keep_it_out(run, repo):  # noqa: F811
     folder, path, _ = run
     assert benchsite("validate", str(path), cwd=folder).returncode == 0
     loaded = load_results(path.parent.parent, workers=1)
     assert not loaded.accepted and not loaded.problems  # never among the suite's files, kept apart for its page
     assert [p for p, _ in loaded.own] == [path]
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "README.md").write_text("benchsite\n")
-    git(repo, "add", "README.md")
-    git(repo, "commit", "-q", "-m", "start")
-    git(repo, "checkout", "-q", "-b", "pr")
-    commit(repo, "my model", ADA, {f"results/{path.parent.name}/{path.name}": path})
+    commit(repo, "my model", ADA, {f"results/{path.parent.name}/{path.name}": path})  # a machine of her own
     problems = [str(p) for p in prcheck.check(repo, "main", "pr", ADA, prcheck.git_owner(repo))]
     assert len(problems) == 1 and "your own model" in problems[0]
 

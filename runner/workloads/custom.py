@@ -322,17 +322,6 @@ WORKLOAD = "custom"
 MODES = ("train", "infer")
 # Batch sizes by profile where --batch-size is not given.
 DEFAULT_BATCHES = {"tiny": (2,), "quick": (8, 32), "standard": (8, 32, 128)}
-LOOPS = {
-    # seed 003's plain fine-tuning step, for any model
-    "as-written": {"precision": "fp32", "batch": "host-copy", "optimizer": "adamw", "zero_grad": "set-to-none"},
-    "tuned": {
-        "batch": "resident",
-        "train": "bf16-autocast",
-        "infer": "bf16-weights",
-        "optimizer": "fused-adamw",
-        "compile": "reduce-overhead-on-cuda",
-    },
-}
 LR = 5e-5
 
 
@@ -401,6 +390,7 @@ def options_from_env() -> dict[str, Any]:
 def cases(profile: str) -> list[Any]:
     """One case per mode and batch size of the run's --model."""
     from runner.workloads.base import Case
+    from runner.workloads.suite import TRANSFORMER_LOOPS  # seed 003's step, for any model
 
     options = options_from_env()
     batches = options["batches"] or DEFAULT_BATCHES[profile]
@@ -416,7 +406,7 @@ def cases(profile: str) -> list[Any]:
                 "optimizer": "adamw",
                 "lr": LR,
                 "data": "synthetic-v1",
-                "loops": LOOPS,
+                "loops": TRANSFORMER_LOOPS,
             }
             point = {"model": options["structure"], "mode": mode, "batch_size": size}
             flops = options["flops"][mode] * size or None  # a model of no matrix products: no rate

@@ -677,7 +677,7 @@ class TransformerProgram(Program):
         self, case: Case, variant: str, device: TorchDevice, compiled_on: tuple[str, ...] = TRANSFORMER_COMPILED_ON
     ):
         cfg = case.config
-        super().__init__(build_transformer(cfg["model"]), device)
+        super().__init__(self.build(cfg), device)
         self.train = cfg["mode"] == "train"
         self.tuned = variant == "tuned"
         bf16 = self.tuned and device.bf16
@@ -685,7 +685,7 @@ class TransformerProgram(Program):
         self.weights_bf16 = bf16 and not self.train
         self.model.to(device.device, dtype=torch.bfloat16 if self.weights_bf16 else None)
         self.model.train(self.train)
-        host = transformer_batch(cfg["model"], cfg["batch"])
+        host = self.host_batch_of(cfg)
         if self.weights_bf16:
             host = {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in host.items()}
         self.host_batch = host
@@ -713,6 +713,14 @@ class TransformerProgram(Program):
             else:
                 notes.append("eager (no torch.compile on this device)")
             self._notes = tuple(notes)
+
+    def build(self, cfg: dict[str, Any]) -> nn.Module:
+        """The point's model (a subclass measures another model in the same loops)."""
+        return build_transformer(cfg["model"])
+
+    def host_batch_of(self, cfg: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """The point's batch in host memory, by the forward's keyword (and `labels`)."""
+        return transformer_batch(cfg["model"], cfg["batch"])
 
     @property
     def notes(self) -> tuple[str, ...]:  # type: ignore[override]
