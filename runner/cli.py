@@ -135,7 +135,12 @@ def _with_model(args: RunArgs, options: Any) -> Any:
         f"{checked.classes} classes, structure {checked.structure}."
     )
     return dataclasses.replace(
-        options, workloads=[custom.WORKLOAD], frameworks=["torch"], fidelity=False, equivalence=False
+        options,
+        workloads=[custom.WORKLOAD],
+        frameworks=["torch"],
+        fidelity=False,
+        equivalence=False,
+        model=checked.to_env(),
     )
 
 
@@ -513,12 +518,7 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
     for problem in found.refused:  # the site would not show this file: no verdicts from it
         err.print(f"[yellow]The site would refuse this file:[/yellow] {escape(problem)}", highlight=False)
     if not standings and path is not None:  # a user's own model: each figure, with the interval the site gives it
-        from site_builder.answer import own_figures, own_model
-
-        frame, _ = own_model(path, result, found.spread)
-        console.print("\n[bold]Your model on this machine[/bold] (time per step, 95% intervals):")
-        for line in own_figures(frame):
-            console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+        _own_answer(path, result, found)
     if not result.machine.accelerators:
         return
     if not found.verdicts:
@@ -533,6 +533,29 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     if found.note:
         console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
+
+
+def _own_answer(path: Path, result: ResultFile, found: Any) -> None:
+    """A user's own model's figures, then the suite workloads nearest to it and, per measured speedup, the advisor's
+    estimate beside it (site_builder.answer.beside_suite)."""
+    from site_builder.answer import beside_suite, memory_of, own_figures, own_model
+
+    frame, verdicts = own_model(path, result, found.spread)
+    console.print("\n[bold]Your model on this machine[/bold] (time per step, 95% intervals):")
+    for line in own_figures(frame, memory_of(result)):
+        console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
+    near, beside = beside_suite(frame, verdicts, found.suite, found.suite_speedups)
+    if not near:
+        console.print("\nNearest suite workloads: no published suite result counts FLOPs to compare it with.")
+    for mode, (yours, points) in near.items():
+        listed = "; ".join(n.label() for n in points)
+        head = f"\n[bold]Nearest suite workloads[/bold], {mode} (your model: {yours.figures()}):"
+        console.print(head, highlight=False)
+        console.print(f"  {escape(listed)}", highlight=False, soft_wrap=True)
+    if beside:
+        console.print("\n[bold]Measured against the advisor[/bold] (CPU time / accelerator time, 95% intervals):")
+    for b in beside:
+        console.print(f"  {escape(b.sentence())}", highlight=False, soft_wrap=True)
 
 
 @app.command()
@@ -551,8 +574,9 @@ def compare(
     point; each machine's newest run), and its time against the fastest one's, as the geometric mean over the
     shared measurements of the ratio of medians with a 95% interval from each measurement's rounds (Student's t),
     widened by the spread between runs of one machine where the site's extra is installed. On a machine with an
-    accelerator, also each speedup of the file with its interval and verdict. Exit code 1 if the file cannot be
-    read."""
+    accelerator, also each speedup of the file with its interval and verdict. A file of your own model (`benchsite
+    run --model`) gets its answer instead: each figure, the suite workloads nearest to it and the advisor's estimate
+    beside each measured speedup. Exit code 1 if the file cannot be read."""
     from runner.results.storage import load
 
     result, problems = load(file)
@@ -567,7 +591,7 @@ def compare(
         _, places = _answer(result, against, file)
         typer.echo(json.dumps([{**p.__dict__, "versus": [v.__dict__ for v in p.versus]} for p in places], indent=2))
         return
-    _print_standing(result, against, file)
+    _print_standing(result, against, file, standings=not _own_model(result))
 
 
 @app.command("check-pr")

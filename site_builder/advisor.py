@@ -75,18 +75,83 @@ def _interval_panel(
     return alt.layer(bars, points, one_x()).properties(width=PANEL_WIDTH, height=alt.Step(row))
 
 
+def family_key(workload: str, point: str) -> str:
+    """Which sweep of the advisor a suite point lies on: "depth-sweep" (along parameters), or a transformer model
+    and mode (its point with or without the batch size, along batch size); "" for a point on none."""
+    if workload == "depth-sweep":
+        return workload
+    if workload == "transformer":
+        return f"{workload} " + re.sub(r", batch_size=\d+", "", point)
+    return ""
+
+
 def _families(summary: pd.DataFrame) -> list[tuple[str, str, pd.DataFrame]]:
     """(family label, axis, rows) for each sweep the advisor can read: the depth sweep along parameters and
-    each transformer model and mode along batch size."""
+    each transformer model and mode along batch size (family_key names them)."""
     out = []
     depth = summary[summary["workload"] == "depth-sweep"]
     if not depth.empty:
-        out.append(("MLP, by parameter count (seed 001's depth sweep)", "params", depth.assign(x=depth["params"])))
+        out.append((DEPTH_FAMILY, "params", depth.assign(x=depth["params"])))
     batch = summary[summary["batch_size"].notna()]
     for point, group in batch.groupby(batch["point"].str.replace(r", batch_size=\d+", "", regex=True), sort=True):
         label = point.replace("model=", "").replace(", mode=", " ") + ", by batch size"
         out.append((label, "batch", group.assign(x=group["batch_size"].astype(float))))
     return out
+
+
+DEPTH_FAMILY = "MLP, by parameter count (seed 001's depth sweep)"
+
+
+def advisor_summary(site_speedups: pd.DataFrame) -> pd.DataFrame:
+    """What the advisor reads: per workload point, loop, framework and accelerator model (the accelerator models
+    most machines share), the median speedup over machines with its interval (speedup_summary)."""
+    return speedup_summary(top_models(site_speedups, "gpu_model")) if not site_speedups.empty else pd.DataFrame()
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """The advisor's answer for one accelerator model, framework and loop at one size of one sweep: the figure the
+    page shows at that size (s, lo, hi: NaN without an interval; verdict; how it was had), or why there is none."""
+
+    family: str  # the sweep's label, as the page lists it
+    x: float  # the size: parameters, or batch size
+    s: float = float("nan")
+    lo: float = float("nan")
+    hi: float = float("nan")
+    verdict: str = ""
+    how: str = ""  # "" at a measured point, else which two points it was interpolated between
+    machines: int = 0  # machines behind the nearest measured point
+    why: str = ""  # where there is no figure: why
+
+    @property
+    def shown(self) -> bool:
+        return not self.why
+
+
+def estimate_at(summary: pd.DataFrame, key: str, gpu_model: str, framework: str, variant: str, x: float) -> Estimate:
+    """The advisor's figure for the sweep `key` (family_key) at size x, for one accelerator model, framework and
+    loop, computed as its page computes every position (_estimate), or an Estimate saying why there is none: no
+    such sweep, no machine with that accelerator on it, or x outside the measured range (the advisor does not
+    extrapolate)."""
+    label = DEPTH_FAMILY if key == "depth-sweep" else ""
+    if key.startswith("transformer "):
+        label = key.removeprefix("transformer ").replace("model=", "").replace(", mode=", " ") + ", by batch size"
+    family = next((part for name, _, part in _families(summary) if name == label), None) if label else None
+    if family is None:
+        return Estimate(label or key, x, why="the advisor has no sweep for it")
+    sweep = family[
+        (family["gpu_model"] == gpu_model) & (family["framework"] == framework) & (family["variant"] == variant)
+    ]
+    if sweep.empty:
+        return Estimate(label, x, why=f"no published machine with the {gpu_model} has measured it ({variant})")
+    sweep = sweep.sort_values("x").drop_duplicates("x")
+    xs = sweep["x"].to_numpy(float)
+    if not xs[0] * (1 - 1e-9) <= x <= xs[-1] * (1 + 1e-9):
+        unit = "parameters" if key == "depth-sweep" else "batch"
+        return Estimate(label, x, why=f"measured from {xs[0]:,.0f} to {xs[-1]:,.0f} {unit} only")
+    got = _estimate(sweep, xs, x)
+    nearest = sweep.iloc[int(np.argmin(np.abs(np.log(xs) - math.log(x))))]
+    return Estimate(label, x, got["s"], got["lo"], got["hi"], got["v"], got["w"], int(nearest["machines"]))
 
 
 def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
@@ -138,7 +203,7 @@ def advisor_grid(site_speedups: pd.DataFrame) -> tuple[pd.DataFrame, list[str]]:
     instead of showing nothing. Short names: the grid travels in the page."""
     if site_speedups.empty:
         return pd.DataFrame(columns=GRID_COLUMNS), []
-    summary = speedup_summary(top_models(site_speedups, "gpu_model"))
+    summary = advisor_summary(site_speedups)
     rows: list[dict[str, Any]] = []
     families = _families(summary)
     for f, (_, axis, part) in enumerate(families):

@@ -8,16 +8,22 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+import numpy as np
 import pandas as pd
 
 from runner.contribute import standing
 from runner.results import intervals
 from runner.results.schema import ResultFile
 from runner.results.storage import iter_result_paths
+from runner.workloads.custom import WORKLOAD
 from site_builder.analyses import between
 from site_builder.analyses.speedups import along
 from site_builder.load import Loaded
+
+if TYPE_CHECKING:
+    from site_builder.advisor import Estimate
 
 
 @dataclass(frozen=True)
@@ -78,28 +84,173 @@ def own_model(path: Path, result: ResultFile, spread: between.Between) -> tuple[
     return frame, _verdicts(shown, result.run.id)
 
 
+NEAREST = 3  # suite workloads listed beside a user's own model
+
+
+@dataclass(frozen=True)
+class Near:
+    """A suite workload point (a sweep's points that differ only in batch size are one) near a user's model: its
+    parameters and FLOPs of one sample's step, the medians over the published measurements."""
+
+    workload: str
+    point: str
+    params: float
+    flops: float
+    key: str  # the advisor's sweep it lies on (advisor.family_key), or ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.workload} {self.point}" if self.point else self.workload
+
+    def figures(self) -> str:
+        from site_builder.render import count
+
+        return f"{count(self.params)} parameters, {self.flops / 1e9:.3g} GFLOP a sample"
+
+    def label(self) -> str:
+        return f"{self.name} ({self.figures()})"
+
+
+def _is_mode(frame: pd.DataFrame, mode: str) -> pd.Series:
+    """Rows of single-device training steps and epochs (mode train), or of inference steps (mode infer): the suite's
+    workloads other than the transformers train; the Spark points and data-parallel runs answer other questions."""
+    single = ~frame["workload"].astype(str).str.startswith("spark-") & frame["world_size"].isna()
+    named = frame["mode"].astype(object)
+    return single & (named.eq(mode) | (named.isna() & (mode == "train")))
+
+
+def nearest(suite: pd.DataFrame, params: float, flops: float, mode: str, k: int = NEAREST) -> list[Near]:
+    """The k suite points of this mode nearest to a model of `params` parameters and `flops` FLOPs a sample, by
+    distance in log10 of both: each point's figures the medians of its published measurements that count FLOPs."""
+    from site_builder.advisor import family_key
+
+    rows = suite[(suite["status"] == "ok") & suite["params"].notna() & suite["achieved_tflops"].notna()]
+    rows = rows[_is_mode(rows, mode) & (rows["workload"] != WORKLOAD) & (rows["samples_per_s"] > 0)]
+    if rows.empty or not params or not flops:
+        return []
+    point = rows["point"].astype(str).str.replace(r", batch_size=\d+", "", regex=True)
+    per_sample = rows["achieved_tflops"].astype(float) * 1e12 / rows["samples_per_s"].astype(float)
+    table = pd.DataFrame({"workload": rows["workload"].astype(str), "point": point, "params": rows["params"]})
+    table = table.assign(flops=per_sample).groupby(["workload", "point"], sort=True)[["params", "flops"]].median()
+    distance = (np.log10(table["params"]) - math.log10(params)) ** 2
+    distance += (np.log10(table["flops"]) - math.log10(flops)) ** 2
+    out = []
+    for (workload, where), row in table.assign(d=distance).sort_values("d").head(k).iterrows():
+        out.append(Near(workload, where, float(row["params"]), float(row["flops"]), family_key(workload, where)))
+    return out
+
+
+@dataclass(frozen=True)
+class Beside:
+    """A user's own model's measured speedup at one mode, batch size and loop, beside the advisor's estimate from
+    the nearest suite sweep the advisor reads (at the same batch size, or along the depth sweep at the model's
+    parameter count), for the same accelerator model and framework: how far the advisor can be trusted for it."""
+
+    measured: Verdict
+    mode: str
+    batch_size: int
+    estimate: Estimate
+
+    def sentence(self) -> str:
+        m, e = self.measured, self.estimate
+        measured = f"{m.speedup:.2f}x ({_between(m.lo, m.hi)}), {m.verdict}"
+        head = f"{self.mode}, batch {self.batch_size}, {m.variant}, {m.framework} on the {m.accelerator}"
+        head = f"{head}: measured {measured}"
+        if not e.shown:
+            return f"{head}; the advisor ({e.family}): no estimate, {e.why}"
+        lo, hi = _value(e.lo), _value(e.hi)
+        where = "at the measured point" if not e.how else e.how
+        machines = f"{e.machines} machine" + ("" if e.machines == 1 else "s")
+        off = m.speedup / e.s
+        inside = ""
+        if lo is not None and hi is not None:
+            inside = ", inside its interval" if lo <= m.speedup <= hi else ", outside its interval"
+        return (
+            f"{head}; the advisor ({e.family}, {where}, {machines}): {e.s:.2f}x ({_between(lo, hi)}), {e.verdict}; "
+            f"measured / advisor {off:.2f}x{inside}"
+        )
+
+
+def _between(lo: float | None, hi: float | None) -> str:
+    return intervals.NO_INTERVAL if lo is None or hi is None else f"{lo:.2f} .. {hi:.2f}"
+
+
+def beside_suite(
+    own: pd.DataFrame, verdicts: list[Verdict], suite: pd.DataFrame, suite_speedups: pd.DataFrame
+) -> tuple[dict[str, tuple[Near, list[Near]]], list[Beside]]:
+    """For a user's own model (own_model's frame and verdicts) against the published suite (the site's frame and
+    speedups): per mode, the model's own parameters and FLOPs a sample and the suite points nearest to it; and per
+    measured speedup the advisor's estimate from the nearest of them on a sweep the advisor reads
+    (advisor.estimate_at: the same figure its page shows)."""
+    from site_builder.advisor import Estimate, advisor_summary, estimate_at
+
+    rows = own[(own["workload"] == WORKLOAD) & (own["status"] == "ok")] if not own.empty else own
+    near: dict[str, tuple[Near, list[Near]]] = {}
+    if rows.empty or suite.empty:
+        return near, []
+    suite = suite[suite["workload"] != WORKLOAD]
+    if not suite_speedups.empty:
+        suite_speedups = suite_speedups[suite_speedups["workload"] != WORKLOAD]
+    for mode, group in rows.groupby("mode", observed=True, sort=True):
+        per_sample = group["achieved_tflops"].astype(float) * 1e12 / group["samples_per_s"].astype(float)
+        flops = float(per_sample.median()) if per_sample.notna().any() else 0.0
+        params = float(group["params"].iloc[0])
+        found = nearest(suite, params, flops, str(mode))
+        if found:
+            near[str(mode)] = (Near(WORKLOAD, "your model", params, flops, ""), found)
+    summary = advisor_summary(suite_speedups)
+    models = dict(zip(rows["device_name"].astype(str), rows["gpu_model"].astype(str), strict=False))
+    out = []
+    for v in verdicts:
+        parts = dict(part.split("=", 1) for part in v.point.split(", ") if "=" in part)
+        mode, size = parts.get("mode", ""), int(parts.get("batch_size", "0") or 0)
+        on_sweep = [n for n in near.get(mode, (None, []))[1] if n.key]
+        if not on_sweep or not size:
+            estimate = Estimate("", float(size), why="no suite sweep the advisor reads is near it")
+        else:
+            key = on_sweep[0].key
+            x = float(rows["params"].iloc[0]) if key == "depth-sweep" else float(size)
+            gpu = models.get(v.accelerator, v.accelerator)
+            estimate = estimate_at(summary, key, gpu, v.framework, v.variant, x)
+        out.append(Beside(v, mode, size, estimate))
+    return near, out
+
+
 def _rate(value: float) -> str:
     """A rate with three significant figures, thousands separated: 2.23, 75,506."""
     return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def own_figures(frame: pd.DataFrame) -> list[str]:
+Peaks = dict[tuple[str, str, str], tuple[float | None, float | None]]  # (hash, framework, device): host, device MiB
+
+
+def memory_of(result: ResultFile) -> Peaks:
+    """Each measurement's peak host and device memory (MiB), by workload hash, framework and device."""
+    return {(m.workload_hash, m.framework, m.device): (m.peak_host_mib, m.peak_device_mib) for m in result.measurements}
+
+
+def own_figures(frame: pd.DataFrame, memory: Peaks) -> list[str]:
     """A user's own model's measurements (own_model's frame), one sentence each: mode, batch size, loop and device,
-    the time per step with the interval the site gives it, samples/s and the achieved TFLOP/s."""
-    from site_builder.render import seconds
+    the time per step with the interval the site gives it, samples/s, the achieved TFLOP/s and its share of the
+    device's peak (measured in the run where it was), and the peak host and device memory (memory_of)."""
+    from site_builder.render import mib, seconds
 
     lines = []
-    ok = frame[(frame["workload"] == "custom") & (frame["status"] == "ok") & frame["median_s"].notna()]
+    ok = frame[(frame["workload"] == WORKLOAD) & (frame["status"] == "ok") & frame["median_s"].notna()]
     for row in ok.sort_values(["mode", "batch_size", "variant", "device"]).itertuples():
         lo, hi = _value(row.ci_lo_s), _value(row.ci_hi_s)
         shown = intervals.NO_INTERVAL if lo is None or hi is None else f"{seconds(lo)} .. {seconds(hi)}"
-        rate = _value(row.achieved_tflops)
+        rate, peak = _value(row.achieved_tflops), _value(row.peak_tflops)
         flops = f", {rate:.3g} TFLOP/s" if rate is not None else ""
+        if rate is not None and peak:
+            flops += f" ({rate / peak:.1%} of its {row.peak_source} peak)"
+        host, device = memory.get((str(row.workload_hash), str(row.framework), str(row.device)), (None, None))
+        peaks = f"; peak memory {mib(host)} host" + (f", {mib(device)} device" if row.device != "cpu" else "")
         unstable = "" if row.stable is not False else " (unstable)"
         lines.append(
             f"{row.mode}, batch {int(row.batch_size)}, {row.variant}, {row.framework} on {row.device_name}: "
             f"{seconds(float(row.median_s))} per step ({shown}), {_rate(float(row.samples_per_s))} samples/s{flops}"
-            f"{unstable}"
+            f"{peaks}{unstable}"
         )
     return lines
 
@@ -133,6 +284,10 @@ class Answer:
     refused: list[str] = field(default_factory=list)  # why this file itself could not be read as the site reads it
     between_runs: bool = False  # whether the standings' intervals include the machines' spread between runs
     spread: between.Between = field(default_factory=between.Between)  # the spread between runs it was read with
+    # a run of a user's own model: the published suite as the site compares it (its frame and speedups), which the
+    # nearest suite workloads and the advisor's estimates are read from (beside_suite)
+    suite: pd.DataFrame = field(default_factory=pd.DataFrame)
+    suite_speedups: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def _value(x: object) -> float | None:
@@ -158,4 +313,10 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     frame = loaded.collector.frame()
     others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
     places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
-    return Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0, spread=spread)
+    said = Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0, spread=spread)
+    if any(m.workload == WORKLOAD for m in result.measurements) and not frame.empty:
+        from site_builder.site import Site
+
+        site = Site.from_collector(loaded.collector, [])  # the suite as the site's pages compare it
+        said.suite, said.suite_speedups = site.frame, site.speedups
+    return said

@@ -641,11 +641,13 @@ def models_page(site: Site) -> str:
     """Your models: each file of a user's own model (`benchsite run --model`) in the results folder, apart from the
     suite: its measurements per mode, batch size, loop and device, and its CPU-or-accelerator verdicts, each with
     the interval the site gives a figure of one run."""
-    from site_builder.answer import along_batch_sizes, own_model
+    from site_builder.answer import along_batch_sizes, beside_suite, memory_of, own_model
 
     files = []
     for path, result in sorted(site.own, key=lambda item: item[1].run.started_at, reverse=True):
         frame, verdicts = own_model(path, result, site.spread)
+        near, beside = beside_suite(frame, verdicts, site.frame, site.speedups)
+        memory = memory_of(result)
         rows = frame.assign(state=states(frame)) if not frame.empty else frame
         rows = rows.sort_values(["mode", "batch_size", "variant", "device"]) if not rows.empty else rows
         models = sorted({str(m.point.get("model")) for m in result.measurements if m.workload == "custom"})
@@ -658,8 +660,13 @@ def models_page(site: Site) -> str:
                 "started": result.run.started_at.strftime("%Y-%m-%d %H:%M UTC"),
                 "models": models,
                 "params": next((m.params for m in result.measurements if m.params), None),
-                "rows": _records(rows[rows["workload"] == "custom"]) if not rows.empty else [],
+                "rows": [
+                    {**r, "memory": memory.get((r["workload_hash"], r["framework"], r["device"]), (None, None))}
+                    for r in (_records(rows[rows["workload"] == "custom"]) if not rows.empty else [])
+                ],
                 "verdicts": [v for v in verdicts if v.workload == "custom"],
+                "near": near,
+                "beside": beside,
                 "along": along_batch_sizes([v for v in verdicts if v.workload == "custom"]),
             }
         )

@@ -173,6 +173,13 @@ def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     return f"{show(lo)} .. {show(hi)}"
 
 
+def mib(value: float | None) -> str:
+    """A memory size given in MiB: '-' where unknown, GiB from 1 GiB up (3 significant figures)."""
+    if _missing(value):
+        return "-"
+    return f"{float(value) / 1024:.3g} GiB" if float(value) >= 1024 else f"{float(value):.0f} MiB"  # type: ignore[arg-type]
+
+
 def bounds(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     """A figure's interval as `interval` writes it, and where the figure has none, why (NO_INTERVAL)."""
     return NO_INTERVAL if _missing(lo) and _missing(hi) else interval(lo, hi, fmt)
@@ -218,6 +225,7 @@ def _environment() -> jinja2.Environment:
         count=count,
         percent=percent,
         share=share,
+        mib=mib,
         per=per,
         things=things,
         interval=interval,

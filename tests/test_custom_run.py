@@ -12,6 +12,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 import yaml
 
@@ -238,9 +239,163 @@ def test_a_site_built_from_a_folder_with_your_model_gives_it_its_own_page(run, t
     structure = yaml.safe_load(path.read_text())["measurements"][0]["point"]["model"]
     assert f"Model {structure} on a23074609b32f305" in text
     assert len(re.findall(r"\b(train|infer) [24] (as-written|tuned) AMD EPYC", text)) == 8
+    assert re.search(r"Nearest suite workloads, train \(your model: [\d,]+ parameters, [\d.e-]+ GFLOP a sample\): "
+                     r"(tabular-mlp|depth-sweep depth=\d+|cifar-lenet) \(", text)  # fmt: skip
+    assert "peak memory, host / device" in text and re.search(r"\d+ MiB / -", text)  # a CPU row: no device memory
     board = (tmp_path / "site" / "leaderboards" / "depth-sweep.html").read_text()
     assert "custom" not in re.sub(r"<[^>]+>", " ", board)  # never among the suite's
     assert (
         'href="models.html"' in (tmp_path / "site" / "index.html").read_text()
         or "Your models" in (tmp_path / "site" / "index.html").read_text()
     )
+
+
+def _as_own_model(result, keep, tmp_path: Path) -> Path:
+    """A temporary file of a user's own model made from a committed run: the measurements `keep` selects, renamed
+    into a custom model's points (mode and batch size from the point), with their own run id and workload hashes
+    (one per point and loop, shared by the CPU and the accelerator as a real run's are)."""
+    import hashlib
+
+    own = []
+    for m in result.measurements:
+        if not keep(m):
+            continue
+        point = {"model": "0123456789abcdef", "mode": m.point.get("mode", "train"), "batch_size": m.samples_per_unit}
+        digest = hashlib.sha256(f"{point}{m.variant}".encode()).hexdigest()[:16]
+        own.append(
+            m.model_copy(update={"workload": "custom", "point": point, "unit": "step", "workload_hash": digest,
+                                 "fidelity": None})
+        )  # fmt: skip
+    run = result.run.model_copy(update={"id": "0" * 31 + "1"})
+    path = tmp_path / result.machine.id / "own.yaml"
+    path.parent.mkdir(parents=True)
+    copy = result.model_copy(update={"measurements": own, "run": run})
+    path.write_text(yaml.safe_dump(copy.model_dump(mode="json")))
+    return path
+
+
+def test_your_model_is_set_beside_the_nearest_suite_workloads_and_the_advisors_estimate(tmp_path):
+    """BERT-base training measured as a user's own model (the committed H200 run's transformer points, renamed) on
+    a machine whose accelerator the published results have: its nearest suite workload is BERT-base training, and
+    beside each measured speedup stands the advisor's estimate at that batch size, the very figure the advisor's
+    page holds at that position (advisor_grid) and the leaderboard row it links (speedup_summary)."""
+    from runner.results.storage import load
+    from site_builder.advisor import advisor_grid, advisor_summary
+    from site_builder.answer import answer, beside_suite, own_model
+
+    result, _ = load(ROOT / "results" / "412f73aecce46bad" / "20261128T052308Z.yaml")
+    assert result is not None
+    path = _as_own_model(
+        result,
+        lambda m: m.workload == "transformer" and m.framework == "torch" and m.status == "ok"
+        and m.point.get("model") == "bert-base" and m.point.get("mode") == "train" and m.point["batch_size"] in (8, 32),
+        tmp_path,
+    )  # fmt: skip
+    mine, problems = load(path)
+    assert mine is not None and not problems
+    found = answer(mine, path, ROOT / "results")
+    assert not found.refused and not found.suite.empty
+    frame, verdicts = own_model(path, mine, found.spread)
+    near, beside = beside_suite(frame, verdicts, found.suite, found.suite_speedups)
+
+    yours, points = near["train"]
+    assert points[0].name == "transformer model=bert-base, mode=train"
+    assert abs(yours.params / points[0].params - 1) < 1e-9 and abs(yours.flops / points[0].flops - 1) < 1e-6
+    assert len({n.name for n in points}) == len(points) == 3
+
+    # (that run skipped the tuned loop's CPU side at batch 32: no speedup there)
+    assert sorted((b.batch_size, b.measured.variant) for b in beside) == [
+        (8, "as-written"),
+        (8, "tuned"),
+        (32, "as-written"),
+    ]
+    suite_speedups = found.suite_speedups[found.suite_speedups["workload"] != "custom"]
+    grid, families = advisor_grid(suite_speedups)
+    summary = advisor_summary(suite_speedups)
+    for b in beside:
+        e = b.estimate
+        assert e.shown and e.family == "bert-base train, by batch size" and e.how == ""  # a measured point
+        row = grid[(grid["f"] == families.index(e.family)) & (grid["gpu"] == "NVIDIA H200") & (grid["x"] == e.x)
+                   & (grid["fw"] == "torch") & (grid["loop"] == b.measured.variant)]  # fmt: skip
+        assert len(row) == 1
+        np.testing.assert_array_equal(row[["s", "lo", "hi"]].to_numpy(float)[0], [e.s, e.lo, e.hi])  # NaN: none
+        board = summary[(summary["gpu_model"] == "NVIDIA H200") & (summary["variant"] == b.measured.variant)
+                        & (summary["point"] == f"model=bert-base, mode=train, batch_size={b.batch_size}")
+                        & (summary["framework"] == "torch")]  # fmt: skip
+        assert float(board["speedup"].iloc[0]) == e.s
+        said = b.sentence()
+        assert said.startswith(
+            f"train, batch {b.batch_size}, {b.measured.variant}, torch on the NVIDIA H200: measured "
+        )
+        assert f"measured / advisor {b.measured.speedup / e.s:.2f}x" in said
+        assert ("inside its interval" in said) == bool(e.lo <= b.measured.speedup <= e.hi)
+
+
+def test_the_advisor_gives_no_estimate_outside_its_sweeps_and_says_why():
+    """estimate_at with no such sweep, no machine with the accelerator, and a size outside the measured range."""
+    from runner.results.storage import iter_result_paths
+    from site_builder.advisor import advisor_summary, estimate_at
+    from site_builder.load import Loaded
+    from site_builder.site import Site
+
+    loaded = Loaded().take(iter_result_paths([ROOT / "results" / "412f73aecce46bad"]))
+    summary = advisor_summary(Site.from_collector(loaded.collector, []).speedups)
+    key = "transformer model=bert-base, mode=train"
+    assert estimate_at(summary, "", "NVIDIA H200", "torch", "tuned", 8).why == "the advisor has no sweep for it"
+    missing = estimate_at(summary, key, "NVIDIA B200", "torch", "tuned", 8)
+    assert not missing.shown and "no published machine with the NVIDIA B200" in missing.why
+    outside = estimate_at(summary, key, "NVIDIA H200", "torch", "as-written", 4096)
+    assert outside.why == "measured from 8 to 128 batch only"
+    between = estimate_at(summary, key, "NVIDIA H200", "torch", "as-written", 16)
+    assert between.shown and between.how.startswith("interpolated between")
+
+
+def _killed_after_one_measurement(folder: Path, results: Path) -> None:
+    """A --model run (train and infer, batch 2 and 4, on the CPU) killed outright once its journal holds a
+    measurement: what --resume finishes."""
+    import signal
+    import time
+
+    from runner.measure import journal
+
+    env = {k: v for k, v in os.environ.items() if k != custom.ENV}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runner", "run", "--profile", "tiny", "--model", "net.py:small", "--input-shape",
+         "3,8,8", "--mode", "train,infer", "--batch-size", "2,4", "--device", "cpu", "--rounds", "2",
+         "--time-budget", "0.5", "--results-dir", str(results)],
+        cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    journals = journal.journal_dir(results)
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline and process.poll() is None:
+        found = list(journals.glob("*.jsonl"))
+        if found and journal.read(found[0]).measurements:
+            break
+        time.sleep(0.05)
+    assert process.poll() is None, "the run ended before the kill"
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+def test_an_interrupted_run_of_your_model_resumes_with_the_same_model(tmp_path):
+    """The journal keeps the checked model with the run's options: `benchsite run --resume`, with no --model,
+    rebuilds it and measures the rest into the same file; a model whose code changed meanwhile is refused."""
+    (tmp_path / "net.py").write_text(MODEL)
+    results = tmp_path / "results"
+    _killed_after_one_measurement(tmp_path, results)
+    (tmp_path / "net.py").write_text(
+        MODEL.replace("nn.Linear(32, 10)", "nn.Linear(32, 32), nn.ReLU(), nn.Linear(32, 10)")
+    )
+    changed = benchsite("run", "--resume", "--results-dir", str(results), cwd=tmp_path)
+    assert changed.returncode == 2 and "its code changed" in changed.stderr, changed.stderr
+    (tmp_path / "net.py").write_text(MODEL)
+    done = benchsite("run", "--resume", "--results-dir", str(results), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = results.rglob("*.yaml")
+    measurements = yaml.safe_load(path.read_text())["measurements"]
+    assert {m["workload"] for m in measurements} == {"custom"}
+    assert sorted((m["point"]["mode"], m["point"]["batch_size"], m["variant"]) for m in measurements) == [
+        (mode, size, variant) for mode in ("infer", "train") for size in (2, 4) for variant in ("as-written", "tuned")
+    ]
+    assert all(m["status"] == "ok" for m in measurements)
+    assert "Your model on this machine" in done.stdout

@@ -49,6 +49,9 @@ class RunOptions:
     # independent measuring processes a point is measured in (runner.api.rounds); a twin's script runs once a round
     rounds: int = 3
     command: str = "benchsite run"
+    # `--model`: the user's model as every process of the run rebuilds it (runner.workloads.custom.Checked, as JSON);
+    # the journal keeps it with the other options, so that --resume measures the same model
+    model: str | None = None
 
     @property
     def twins(self) -> bool:
@@ -217,8 +220,8 @@ class RunArgs:
         ),
         Use(recorded=13),
     ] = None
-    # --model and its options: no RunOptions field (`benchsite run` checks the model and hands it to every process
-    # of the run through the environment: runner.workloads.custom); a path can name the user, so none is recorded
+    # --model and its options: `benchsite run` checks the model and sets RunOptions.model, which every process of the
+    # run rebuilds it from (runner.workloads.custom); a path can name the user, so none is recorded in the file
     model: Annotated[
         str | None,
         typer.Option(

@@ -55,13 +55,26 @@ def plan_resumed(options: RunOptions, progress: Progress | None = None) -> tuple
     if recovered is None:
         folder = journal_folder(options)
         raise PlanError(f"no interrupted run to resume (no journal in {folder})")
-    plan = plan_run(options_from_record(recovered.options), progress)
+    plan = plan_run(_with_own_model(options_from_record(recovered.options)), progress)
     if recovered.machine_id != plan.machine.id:
         recovered = find_unfinished(options, plan.machine.id)
         if recovered is None:
             raise PlanError("no interrupted run of this machine to resume")
-        plan = plan_run(options_from_record(recovered.options), progress)
+        plan = plan_run(_with_own_model(options_from_record(recovered.options)), progress)
     return plan, recovered
+
+
+def _with_own_model(options: RunOptions) -> RunOptions:
+    """A --model run's options, its model made this process's custom workload again (custom.resumed): PlanError
+    where the model cannot be built again or is no longer the one the run measured."""
+    if options.model is not None:
+        from runner.workloads import custom
+
+        try:
+            custom.resumed(options.model)
+        except custom.SpecError as exc:
+            raise PlanError(str(exc)) from None
+    return options
 
 
 def open_journal(

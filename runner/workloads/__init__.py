@@ -38,6 +38,13 @@ def _load() -> None:
             importlib.import_module(module)
 
 
+def register_custom() -> None:
+    """The custom workload of BENCHSITE_CUSTOM_MODEL, registered where the registry was filled before it was set
+    (a resumed --model run sets it after reading its journal)."""
+    if _REGISTRY and custom.WORKLOAD not in _REGISTRY and os.environ.get(custom.ENV):
+        register(custom.workload())
+
+
 def all_workloads() -> list[Workload]:
     _load()
     return list(_REGISTRY.values())

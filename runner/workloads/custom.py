@@ -377,6 +377,30 @@ def prepare(
     )
 
 
+def resumed(raw: str) -> Checked:
+    """The model of an interrupted --model run (its Checked, as JSON), built and checked again as at the start of a
+    run and made this process's custom workload: SpecError where it can no longer be built, or where its structure
+    is no longer the one the interrupted run measured (its file changed), for the rest would not be the same model."""
+    from runner import workloads
+
+    was = json.loads(raw)
+    shape = was["input"]
+    text = f"tokens:{shape['shape'][0]}" if shape["tokens"] else ",".join(str(s) for s in shape["shape"])
+    batches = tuple(was["batches"]) if was["batches"] else None
+    try:
+        checked = prepare(was["spec"], text, was["classes"], shape["vocab"], tuple(was["modes"]), batches)
+    except SpecError as exc:
+        raise SpecError(f"the interrupted run's model cannot be built again: {exc}") from None
+    if checked.structure != was["structure"]:
+        raise SpecError(
+            f"the interrupted run measured {was['spec']} with structure {was['structure']}; it now has structure "
+            f"{checked.structure} (its code changed): run it anew rather than resume"
+        )
+    os.environ[ENV] = checked.to_env()
+    workloads.register_custom()
+    return checked
+
+
 def options_from_env() -> dict[str, Any]:
     """The run's --model options (Checked, as JSON in BENCHSITE_CUSTOM_MODEL)."""
     raw = os.environ.get(ENV)
