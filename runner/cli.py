@@ -517,8 +517,17 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
         )
     for problem in found.refused:  # the site would not show this file: no verdicts from it
         err.print(f"[yellow]The site would refuse this file:[/yellow] {escape(problem)}", highlight=False)
+    later: list[str] = []
     if not standings and path is not None:  # a user's own model: each figure, with the interval the site gives it
-        _own_answer(path, result, found)
+        later = _own_answer(path, result, found)
+    _print_verdicts(result, found)
+    for line in later:  # the nearest suite workloads and the advisor beside the measured answer
+        console.print(line, highlight=False, soft_wrap=True)
+
+
+def _print_verdicts(result: ResultFile, found: Any) -> None:
+    """On a machine with an accelerator: each speedup of the file with its interval and verdict, and where the
+    verdict flips along a batch sweep."""
     if not result.machine.accelerators:
         return
     if not found.verdicts:
@@ -535,9 +544,9 @@ def _print_standing(result: ResultFile, against: Path, path: Path | None = None,
         console.print(f"  {escape(found.note)}", highlight=False, soft_wrap=True)
 
 
-def _own_answer(path: Path, result: ResultFile, found: Any) -> None:
-    """A user's own model's figures, then the suite workloads nearest to it and, per measured speedup, the advisor's
-    estimate beside it (site_builder.answer.beside_suite)."""
+def _own_answer(path: Path, result: ResultFile, found: Any) -> list[str]:
+    """A user's own model's figures, printed; and the lines that follow its verdicts: the suite workloads nearest to
+    it and, per measured speedup, the advisor's estimate beside it (site_builder.answer.beside_suite)."""
     from site_builder.answer import beside_suite, memory_of, own_figures, own_model
 
     frame, verdicts = own_model(path, result, found.spread)
@@ -545,17 +554,14 @@ def _own_answer(path: Path, result: ResultFile, found: Any) -> None:
     for line in own_figures(frame, memory_of(result)):
         console.print(f"  {escape(line)}", highlight=False, soft_wrap=True)
     near, beside = beside_suite(frame, verdicts, found.suite, found.suite_speedups)
-    if not near:
-        console.print("\nNearest suite workloads: no published suite result counts FLOPs to compare it with.")
+    lines = [] if near else ["\nNearest suite workloads: no published suite result counts FLOPs to compare it with."]
     for mode, (yours, points) in near.items():
-        listed = "; ".join(n.label() for n in points)
-        head = f"\n[bold]Nearest suite workloads[/bold], {mode} (your model: {yours.figures()}):"
-        console.print(head, highlight=False)
-        console.print(f"  {escape(listed)}", highlight=False, soft_wrap=True)
+        lines.append(f"\n[bold]Nearest suite workloads[/bold], {mode} (your model: {escape(yours.figures())}):")
+        lines.append("  " + escape("; ".join(n.label() for n in points)))
     if beside:
-        console.print("\n[bold]Measured against the advisor[/bold] (CPU time / accelerator time, 95% intervals):")
-    for b in beside:
-        console.print(f"  {escape(b.sentence())}", highlight=False, soft_wrap=True)
+        lines.append("\n[bold]Measured against the advisor[/bold] (CPU time / accelerator time, 95% intervals):")
+    lines += [f"  {escape(b.sentence())}" for b in beside]
+    return lines
 
 
 @app.command()

@@ -16,12 +16,17 @@ from runner.measure import executor, spares
 
 # Started in the background by the process under test, in its process group, outliving it: what Inductor's pool
 # does when its process ends before the pool has finished starting.
+# Only the process under test starts one: the helper, a Python process too, would run this sitecustomize again
+# (and truncate the file) were it not marked; the pid is written whole, by a rename.
 LEAVE_BEHIND = """
 import os, subprocess, sys
-child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-with open({pid_file!r}, "w") as f:
-    f.write(str(child.pid))
+if not os.environ.get("BENCHSITE_TEST_HELPER"):
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                             env={{**os.environ, "BENCHSITE_TEST_HELPER": "1"}})
+    with open({pid_file!r} + ".part", "w") as f:
+        f.write(str(child.pid))
+    os.replace({pid_file!r} + ".part", {pid_file!r})
 """
 
 
