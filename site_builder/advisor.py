@@ -148,6 +148,9 @@ def estimate_at(summary: pd.DataFrame, key: str, gpu_model: str, framework: str,
     xs = sweep["x"].to_numpy(float)
     if not xs[0] * (1 - 1e-9) <= x <= xs[-1] * (1 + 1e-9):
         unit = "parameters" if key == "depth-sweep" else "batch"
+        if len(xs) == 1:
+            at = f"batch {xs[0]:,.0f}" if unit == "batch" else f"{xs[0]:,.0f} parameters"
+            return Estimate(label, x, why=f"measured at {at} only")
         return Estimate(label, x, why=f"measured from {xs[0]:,.0f} to {xs[-1]:,.0f} {unit} only")
     got = _estimate(sweep, xs, x)
     nearest = sweep.iloc[int(np.argmin(np.abs(np.log(xs) - math.log(x))))]

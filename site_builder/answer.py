@@ -124,9 +124,11 @@ def nearest(suite: pd.DataFrame, params: float, flops: float, mode: str, k: int 
     distance in log10 of both: each point's figures the medians of its published measurements that count FLOPs."""
     from site_builder.advisor import family_key
 
+    if suite.empty or not params or not flops:
+        return []
     rows = suite[(suite["status"] == "ok") & suite["params"].notna() & suite["achieved_tflops"].notna()]
     rows = rows[_is_mode(rows, mode) & (rows["workload"] != WORKLOAD) & (rows["samples_per_s"] > 0)]
-    if rows.empty or not params or not flops:
+    if rows.empty:
         return []
     point = rows["point"].astype(str).str.replace(r", batch_size=\d+", "", regex=True)
     per_sample = rows["achieved_tflops"].astype(float) * 1e12 / rows["samples_per_s"].astype(float)
@@ -186,9 +188,10 @@ def beside_suite(
 
     rows = own[(own["workload"] == WORKLOAD) & (own["status"] == "ok")] if not own.empty else own
     near: dict[str, tuple[Near, list[Near]]] = {}
-    if rows.empty or suite.empty:
+    if rows.empty:
         return near, []
-    suite = suite[suite["workload"] != WORKLOAD]
+    if not suite.empty:
+        suite = suite[suite["workload"] != WORKLOAD]
     if not suite_speedups.empty:
         suite_speedups = suite_speedups[suite_speedups["workload"] != WORKLOAD]
     for mode, group in rows.groupby("mode", observed=True, sort=True):
@@ -206,7 +209,8 @@ def beside_suite(
         mode, size = parts.get("mode", ""), int(parts.get("batch_size", "0") or 0)
         on_sweep = [n for n in near.get(mode, (None, []))[1] if n.key]
         if not on_sweep or not size:
-            estimate = Estimate("", float(size), why="no suite sweep the advisor reads is near it")
+            why = "no suite sweep the advisor reads is near it" if near else "no published suite result to read"
+            estimate = Estimate("", float(size), why=why)
         else:
             key = on_sweep[0].key
             x = float(rows["params"].iloc[0]) if key == "depth-sweep" else float(size)

@@ -664,7 +664,6 @@ def models_page(site: Site) -> str:
                     {**r, "memory": memory.get((r["workload_hash"], r["framework"], r["device"]), (None, None))}
                     for r in (_records(rows[rows["workload"] == "custom"]) if not rows.empty else [])
                 ],
-                "verdicts": [v for v in verdicts if v.workload == "custom"],
                 "near": near,
                 "beside": beside,
                 "along": along_batch_sizes([v for v in verdicts if v.workload == "custom"]),

@@ -238,10 +238,10 @@ def test_a_site_built_from_a_folder_with_your_model_gives_it_its_own_page(run, t
     text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
     structure = yaml.safe_load(path.read_text())["measurements"][0]["point"]["model"]
     assert f"Model {structure} on a23074609b32f305" in text
-    assert len(re.findall(r"\b(train|infer) [24] (as-written|tuned) AMD EPYC", text)) == 8
+    assert len(re.findall(r"\b(train|infer), batch [24] (as-written|tuned), cpu \d", text)) == 8
     assert re.search(r"Nearest suite workloads, train \(your model: [\d,]+ parameters, [\d.e-]+ GFLOP a sample\): "
                      r"(tabular-mlp|depth-sweep depth=\d+|cifar-lenet) \(", text)  # fmt: skip
-    assert "peak memory, host / device" in text and re.search(r"\d+ MiB / -", text)  # a CPU row: no device memory
+    assert "memory, host / device" in text and re.search(r"\d+ MiB / -", text)  # a CPU row: no device memory
     board = (tmp_path / "site" / "leaderboards" / "depth-sweep.html").read_text()
     assert "custom" not in re.sub(r"<[^>]+>", " ", board)  # never among the suite's
     assert (
@@ -346,6 +346,8 @@ def test_the_advisor_gives_no_estimate_outside_its_sweeps_and_says_why():
     assert not missing.shown and "no published machine with the NVIDIA B200" in missing.why
     outside = estimate_at(summary, key, "NVIDIA H200", "torch", "as-written", 4096)
     assert outside.why == "measured from 8 to 128 batch only"
+    single = estimate_at(summary, key, "NVIDIA H200", "torch", "tuned", 32)
+    assert single.why == "measured at batch 8 only"
     between = estimate_at(summary, key, "NVIDIA H200", "torch", "as-written", 16)
     assert between.shown and between.how.startswith("interpolated between")
 
@@ -399,3 +401,35 @@ def test_an_interrupted_run_of_your_model_resumes_with_the_same_model(tmp_path):
     ]
     assert all(m["status"] == "ok" for m in measurements)
     assert "Your model on this machine" in done.stdout
+
+
+def test_the_your_models_page_sets_a_gpu_machines_verdicts_beside_the_advisor(tmp_path):
+    """The site built from the committed results and a real --model run of BERT-base on the H100 machine (kept
+    with the benchmarks): its page gives each verdict with the advisor's estimate from BERT-base's own sweep, the
+    very figure `benchsite compare` prints for the file, and the nearest suite workload."""
+    from runner.results.storage import load
+    from site_builder.answer import answer, beside_suite, own_model
+    from tests.conftest import build_site
+
+    own = ROOT / "tests" / "benchmarks" / "data" / "own_model" / "bert-base_h100.yaml"
+    results = tmp_path / "results"
+    shutil.copytree(ROOT / "results", results)
+    shutil.copy(own, results / "0c9b4be27c3326c3" / "20261206T115738Z.yaml")  # named as its run names it
+    done = build_site(results, tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "models.html").read_text())).split())
+    assert "Nearest suite workloads, train (your model: 109,483,778 parameters" in text
+    assert "transformer model=bert-base, mode=train (109,483,778 parameters" in text
+
+    result, _ = load(own)
+    assert result is not None
+    found = answer(result, own, ROOT / "results")
+    frame, verdicts = own_model(own, result, found.spread)
+    _, beside = beside_suite(frame, verdicts, found.suite, found.suite_speedups)
+    assert len(beside) == 8
+    for b in beside:  # the page's row: point, loop, the measured speedup, then the advisor's (or why none)
+        m, e = b.measured, b.estimate
+        row = f"{b.mode}, batch {b.batch_size} {m.variant} {m.speedup:.2f}x ({m.lo:.2f}x .. {m.hi:.2f}x)"
+        assert row in text, row
+        said = f"{e.s:.2f}x ({e.lo:.2f}x .. {e.hi:.2f}x) {e.family}" if e.shown else f"no estimate: {e.why} {e.family}"
+        assert f"{row} accelerator faster" in text and said in text, said
