@@ -12,7 +12,12 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from runner.workloads import custom  # noqa: E402
-from runner.workloads.custom import InputSpec, SpecError  # noqa: E402
+from runner.workloads.custom import (  # noqa: E402
+    MODES,
+    InputSpec,
+    SpecError,
+)
+from tests.conftest import ROOT  # noqa: E402
 
 MODELS = textwrap.dedent(
     """
@@ -134,6 +139,31 @@ def test_a_transformers_architecture_is_built_from_its_default_configuration_wit
     inputs = custom.vocabulary(model, inputs)
     assert inputs.vocab == model.config.vocab_size
     custom.check(model, inputs, 3)
+
+
+def test_a_timm_architecture_is_built_with_random_weights_and_checked():
+    """Where timm is installed: `timm:NAME` is timm.create_model(NAME, pretrained=False, num_classes=CLASSES)."""
+    pytest.importorskip("timm")
+    inputs = custom.parse_input("3,32,32")
+    model = custom.build(custom.parse_spec("timm:resnet18"), inputs, 7)
+    custom.check(model, inputs, 7)
+    assert custom.parameter_count(model) == 11_180_103  # ResNet-18 with a 7-class head
+    train, infer = (custom.flops_per_sample(model, inputs, 7, mode) for mode in ("train", "infer"))
+    assert 2.5 * infer < train < 3.5 * infer  # forward, then backward: about twice the forward's
+
+
+def test_a_timm_run_on_a_gpu_machine_is_a_valid_file_of_resnet50():
+    """The committed --model run of timm:resnet50 on the H100 machine (tests/benchmarks/data/own_model): a file the
+    gate accepts, of a model with ResNet-50's parameters and both loops, modes and devices."""
+    from runner.results.storage import load
+
+    result, problems = load(ROOT / "tests" / "benchmarks" / "data" / "own_model" / "resnet50_h100.yaml")
+    assert result is not None and not [p for p in problems if p.severity == "error"]
+    assert {m.params for m in result.measurements} == {25_557_032}
+    loops = {
+        (mode, variant, device) for mode in MODES for variant in ("as-written", "tuned") for device in ("cpu", "cuda")
+    }
+    assert {(m.point["mode"], m.variant, m.device) for m in result.measurements} == loops
 
 
 def test_the_structure_hash_follows_the_arithmetic_not_the_weights(models: Path):
