@@ -193,7 +193,7 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     (m,) = [m for m in data["measurements"] if m["workload"] == "spark-inference"]
     assert m["status"] == "ok" and m["samples_per_s"] > 0, m.get("error")
     assert "master local[2]" in m["notes"][0] and "partitions 2" in m["notes"][0]
-    assert data["schema_version"] == 10 and m["spark_master"] == "local[2]"  # a field of its own, as the note says
+    assert data["schema_version"] == 11 and m["spark_master"] == "local[2]"  # a field of its own, as the note says
     assert f"driver heap {driver_memory()};" in m["notes"][0]  # the session was given the heap, not Spark's 1 GiB
     check = subprocess.run([sys.executable, "-m", "runner", "validate", str(path)], cwd=ROOT, capture_output=True)
     assert check.returncode == 0, check.stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 from runner.api.plan import Plan, Progress
 from runner.frameworks import REFERENCE
 from runner.measure import equivalence, executor
-from runner.results.schema import DevicePeak, EquivalenceCheck, SyncSelfTest
+from runner.results.schema import DevicePeak, EnergyProbe, EquivalenceCheck, SyncSelfTest
 
 
 def run_selftests(plan: Plan) -> list[SyncSelfTest]:
@@ -49,6 +49,37 @@ def run_peaks(plan: Plan, progress: Progress) -> list[DevicePeak]:
     for peak in peaks:
         progress.note(f"Peak on {peak.device}: {peak.tflops:.2f} TFLOP/s in {peak.dtype} ({peak.n}x{peak.n} products)")
     return peaks
+
+
+def run_energy(plan: Plan, progress: Progress) -> list[EnergyProbe]:
+    """The energy sources of the run's devices (runner.measure.energy.probe): each readable one's update period and
+    idle power, measured now, before anything else runs; where one cannot be read, why (and how to allow it)."""
+    if not plan.options.energy:
+        return []
+    from runner.measure import energy
+
+    kinds = sorted({g.device for g in plan.groups} & {"cpu", "cuda"})
+    probes = energy.probe(kinds) if kinds else []
+    plan.energy = probes
+    for p in probes:
+        if p.readable and p.of == "device":
+            period = f", counter period {p.counter_period_s * 1e3:.1f} ms" if p.counter_period_s else ""
+            idle = f"idle {p.idle_power_w:.1f} W" if p.idle_power_w is not None else "idle power unknown"
+            progress.note(f"Energy on {p.device}: {p.source} ({', '.join(p.domains)}), {idle}{period}")
+        elif not p.readable and p.of == "device":
+            progress.note(f"No energy figures on {p.device}: {p.reason}")
+    return [
+        EnergyProbe(
+            device=p.device,
+            source=p.source,
+            of=p.of,
+            domains=p.domains,
+            counter_period_s=p.counter_period_s,
+            idle_power_w=p.idle_power_w,
+            reason=p.reason,
+        )
+        for p in probes
+    ]
 
 
 def run_equivalence(plan: Plan, progress: Progress) -> list[EquivalenceCheck]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from runner import SUITE_VERSION, __version__
 from runner.api.ahead import ahead_children, compile_ahead, compile_cache
-from runner.api.checks import run_equivalence, run_peaks, run_selftests
+from runner.api.checks import run_energy, run_equivalence, run_peaks, run_selftests
 from runner.api.group import GroupRounds, finish_group, measure_round, next_process
 from runner.api.options import PlanError
 from runner.api.output import default_output
@@ -26,6 +26,7 @@ from runner.measure import executor, journal
 from runner.results.schema import (
     SCHEMA_VERSION,
     DevicePeak,
+    EnergyProbe,
     EquivalenceCheck,
     Measurement,
     ResultFile,
@@ -43,6 +44,7 @@ class _Measured:
     selftests: list[SyncSelfTest] = field(default_factory=list)
     equivalence: list[EquivalenceCheck] = field(default_factory=list)
     peaks: list[DevicePeak] = field(default_factory=list)
+    energy: list[EnergyProbe] = field(default_factory=list)
     measurements: list[Measurement] = field(default_factory=list)
     interrupted: bool = False
 
@@ -117,6 +119,8 @@ def _measure(
             progress.note(f"WARNING: {test.framework} sync self-test failed on {test.device}: {test.detail}")
     with clocked(phases, "matrix-product peaks"):
         measured.peaks = phase("peaks", resume.peaks if resume else None, lambda: run_peaks(plan, progress))
+    with clocked(phases, "energy sources"):  # probed again on resume: a period and an idle power, not a figure
+        measured.energy = run_energy(plan, progress)
     with clocked(phases, "equivalence check"):
         measured.equivalence = phase(
             "equivalence", resume.equivalence if resume else None, lambda: run_equivalence(plan, progress)
@@ -175,6 +179,7 @@ def _result_file(plan: Plan, run_id: str, started: datetime, measured: _Measured
             command=plan.options.command,
             time_budget_s=plan.budget_s,
             interrupted=measured.interrupted,
+            energy=measured.energy,
         ),
         machine=plan.machine,
         software=plan.software,

@@ -177,6 +177,8 @@ def _job(
         "profile_ops": plan.options.profile_ops and round_ == 0,
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
         "compile_cache": plan.compile_cache,
+        # the energy sources its measurements read: the device's own, and an accelerator's host CPU
+        "energy": [p.as_job() for p in plan.energy if p.device == group.device and p.readable],
     }
     job["seed_process"] = protocol.seed_process(job)
     # what an interrupted run recorded as failed: a ladder resumed above a failed rung stays stopped

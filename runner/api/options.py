@@ -43,6 +43,7 @@ class RunOptions:
     equivalence: bool = True  # prove each non-PyTorch framework's models equal PyTorch's before measuring
     peaks: bool = True  # measure each device's matrix-product throughput (the denominator of "% of peak")
     compile_ahead: bool = True  # compile the points of a compiled loop several at a time first (compile_ahead)
+    energy: bool = True  # read the energy counters at each measurement's bounds (runner.measure.energy)
     # time each point a seed script covers against that script, round by round (runner.fidelity); None: on for the
     # standard profile only
     fidelity: bool | None = None
@@ -166,6 +167,15 @@ class RunArgs:
         bool,
         typer.Option("--no-profiler", help="Skip the per-device top-operator profile of the transformer steps."),
         Use("profile_ops", negated=True, recorded=8),
+    ] = False
+    no_energy: Annotated[
+        bool,
+        typer.Option(
+            "--no-energy",
+            help="Do not read the energy counters (NVIDIA's NVML, the CPU's RAPL) around each measurement, nor "
+            "measure their update period and idle power first (about 3 s a source).",
+        ),
+        Use("energy", negated=True, recorded=16),
     ] = False
     no_compile_ahead: Annotated[
         bool,

@@ -101,6 +101,7 @@ class Plan:
     timeout_s: float = 0.0
     phase_s: dict[str, float] = field(default_factory=dict)  # wall seconds per phase, filled as the run goes
     compile_cache: str | None = None  # where compilers cache their work during the run (see compile_cache)
+    energy: list[Any] = field(default_factory=list)  # the energy sources found before measuring (checks.run_energy)
 
     @property
     def total(self) -> int:

@@ -68,12 +68,13 @@ def _with_own_model(options: RunOptions) -> RunOptions:
     """A --model run's options, its model made this process's custom workload again (custom.resumed): PlanError
     where the model cannot be built again or is no longer the one the run measured."""
     if options.model is not None:
-        from runner.workloads import custom
+        from runner.workloads import custom, register_custom
 
         try:
             custom.resumed(options.model)
         except custom.SpecError as exc:
             raise PlanError(str(exc)) from None
+        register_custom()
     return options
 
 

@@ -16,8 +16,9 @@ stream at the same rate repeats minutes of work for no CPU-or-accelerator answer
 from __future__ import annotations
 
 from runner.api.plan import Group, Plan
+from runner.results.energy import figures as energy_figures
 from runner.results.intervals import summarize_rounds
-from runner.results.schema import Measurement, Round
+from runner.results.schema import Energy, Measurement, Round
 
 
 def paired_sets(groups: list[Group]) -> list[list[Group]]:
@@ -85,6 +86,7 @@ def merged(previous: Measurement | None, new: Measurement, process: int, rounds:
         values = [v for v in (kept[name], getattr(new, name)) if v is not None]
         kept[name] = max(values) if values else None
     kept["load_avg"] = new.load_avg
+    kept["energy"] = [e.model_dump() for e in energy_merged(previous.energy, new.energy, new.samples_per_unit)]
     if previous.cpu_util is not None and new.cpu_util is not None:
         kept["cpu_util"] = (previous.cpu_util * len(previous.rounds) + new.cpu_util) / (len(previous.rounds) + 1)
     base = Measurement(**kept)
@@ -95,6 +97,22 @@ def merged(previous: Measurement | None, new: Measurement, process: int, rounds:
         [*previous.warnings, *warnings],
         previous.top_ops,
     )
+
+
+def energy_merged(previous: list[Energy], new: list[Energy], samples_per_unit: int) -> list[Energy]:
+    """Each energy source's rounds so far with the new round's added and its figures recomputed over them
+    (runner.results.energy); a source that only one side read keeps what it has."""
+    out = []
+    added = {(e.source, e.of): e for e in new}
+    for e in previous:
+        more = added.pop((e.source, e.of), None)
+        if more is None:
+            out.append(e)
+            continue
+        rounds = [*e.rounds, *more.rounds]
+        numbers = energy_figures([r.model_dump() for r in rounds], e.counter_period_s, e.idle_power_w, samples_per_unit)
+        out.append(e.model_copy(update={"rounds": rounds, **numbers}))
+    return [*out, *added.values()]
 
 
 def _refigured(

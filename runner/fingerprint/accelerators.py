@@ -97,6 +97,7 @@ def _probe_nvml() -> list[Accelerator] | None:
                     "cuda_version": cuda,
                     "compute_capability": f"{major}.{minor}",
                     "source": "nvml",
+                    "power_limit_w": _power_limit_w(pynvml, handle),
                 }
             )
         return _group(devices)
@@ -105,6 +106,14 @@ def _probe_nvml() -> list[Accelerator] | None:
     finally:
         with contextlib.suppress(Exception):
             pynvml.nvmlShutdown()
+
+
+def _power_limit_w(pynvml: Any, handle: Any) -> float | None:
+    """The device's enforced power limit in watts (the gate checks energy figures against it), where NVML says."""
+    try:
+        return round(float(pynvml.nvmlDeviceGetEnforcedPowerLimit(handle)) / 1e3, 1)
+    except Exception:
+        return None
 
 
 def _text(value: str | bytes) -> str:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import math
 import re
 import statistics
 import struct
@@ -43,6 +44,7 @@ from runner import __version__, fidelity
 from runner.fingerprint import machine_id
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
 from runner.results import storage, streaming
+from runner.results.energy import figures as energy_figures
 from runner.results.intervals import ROUNDS_SCHEMA, split_rounds, summarize, summarize_rounds
 from runner.results.schema import VERSION_PATTERN, Machine, Measurement, ResultFile
 from runner.results.storage import Problem
@@ -162,6 +164,7 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
         if m.fidelity is not None:
             problems += _fidelity_problems(path, where, m, result.suite.profile)
         problems += _above_peak(path, where, m, result.machine)
+        problems += _energy_problems(path, where, m, result)
     problems += _alternation_problems(path, result)
     for (framework, device), count in sorted(unsynced.items()):
         problems.append(
@@ -173,6 +176,67 @@ def check_result(path: str, result: ResultFile, text_rules: bool = True) -> list
             )
         )
     return problems
+
+
+RAPL_WATTS_PER_SOCKET = 1000.0  # above any package's and its DRAM's power: a RAPL figure beyond it is no reading
+POWER_SLACK = 1.1  # an average over a window may exceed the enforced limit by transients, not by more
+
+
+def _energy_problems(path: str, where: str, m: Measurement, result: ResultFile) -> list[Problem]:
+    """A measurement's energy (schema 11): a source this machine and device could have, no more rounds than the
+    measurement has, figures recomputed from its rounds (runner.results.energy), and no power above what the device
+    can draw (an NVIDIA board's enforced limit, recorded from NVML; RAPL: RAPL_WATTS_PER_SOCKET a socket)."""
+    problems = []
+    machine = result.machine
+    nvidia = [a for a in machine.accelerators if a.vendor == "nvidia"]
+    for j, e in enumerate(m.energy):
+        at = f"{where}.energy[{j}]"
+        wrong = None
+        if e.source.startswith("nvml") and not nvidia:
+            wrong = "this machine has no NVIDIA accelerator"
+        elif e.source.startswith("nvml") and (e.of != "device" or m.device != "cuda"):
+            wrong = "NVML reads an NVIDIA device, the measured one"
+        elif e.source == "rapl" and machine.cpu.arch not in ("x86_64", "amd64", "AMD64"):
+            wrong = f"RAPL is an x86 CPU's, this CPU is {machine.cpu.arch}"
+        elif e.source == "rapl" and (e.of == "device") != (m.device == "cpu"):
+            wrong = "RAPL is the CPU's: the measured device on the CPU, the host beside an accelerator"
+        if wrong:
+            problems.append(Problem(path, f"{at}.source", f"{e.source} ({e.of}): {wrong}"))
+            continue
+        if len(e.rounds) > max(1, len(m.rounds)):
+            problems.append(
+                Problem(path, f"{at}.rounds", f"{len(e.rounds)} rounds, the measurement has {len(m.rounds)}")
+            )
+            continue
+        expected = energy_figures([r.model_dump() for r in e.rounds], e.counter_period_s, e.idle_power_w,
+                                  m.samples_per_unit)  # fmt: skip
+        for name, value in expected.items():
+            stated = getattr(e, name)
+            if not _same_figure(stated, value):
+                problems.append(
+                    Problem(path, f"{at}.{name}", f"{stated!r}, but its rounds give {value!r} (runner.results.energy)")
+                )
+        if e.source.startswith("nvml"):
+            limit = max((a.power_limit_w or 0.0 for a in nvidia), default=0.0)
+            device = "its enforced power limit"
+        else:
+            limit = RAPL_WATTS_PER_SOCKET * max(1, machine.cpu.sockets or 1)
+            device = f"{RAPL_WATTS_PER_SOCKET:g} W a socket"
+        for k, r in enumerate(e.rounds):
+            watts = r.joules / r.window_s
+            if limit and watts > limit * POWER_SLACK:
+                problems.append(
+                    Problem(path, f"{at}.rounds[{k}]", f"{watts:.6g} W on average, above {device} ({limit:g} W)")
+                )
+    return problems
+
+
+def _same_figure(stated: object, value: object) -> bool:
+    if stated is None or value is None:
+        return stated is None and value is None
+    if isinstance(value, tuple):
+        return isinstance(stated, tuple) and all(_same_figure(a, b) for a, b in zip(stated, value, strict=True))
+    return math.isclose(float(stated), float(value), rel_tol=1e-6, abs_tol=1e-12)  # type: ignore[arg-type]
 
 
 def _alternation_problems(path: str, result: ResultFile) -> list[Problem]:

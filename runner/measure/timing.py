@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +33,12 @@ MIN_SAMPLE_S = 0.02
 ACCEL_MIN_SAMPLE_S = 0.2
 # With device timestamps the host synchronises once per round of samples of about this length.
 ROUND_S = 0.25
+
+
+class Meter(Protocol):
+    """An energy counter (runner.measure.energy): joules since it was opened."""
+
+    def read(self) -> float: ...
 
 
 class DeviceTimer(Protocol):
@@ -55,6 +61,8 @@ class Timing:
     steady_wall_s: float = 0.0
     timer: str = "host-sync"  # how samples were bounded: 'host-sync' or 'device-events'
     syncs: int = 0  # host synchronisations during the steady state
+    steady_units: int = 0  # units run in the steady state (the probe unit and every sample's)
+    energy_j: list[float] = field(default_factory=list)  # each meter's joules over the steady state
 
 
 def measure(
@@ -72,6 +80,7 @@ def measure(
     warmup: Callable[[], object] | None = None,
     clock: Callable[[], float] = time.perf_counter,
     on_sample: Callable[[int, float], object] | None = None,
+    meters: Sequence[Meter] = (),
 ) -> Timing:
     """Time one unit as warm-up, then repeat blocks of units until the CI is tight or the budget is spent.
 
@@ -81,6 +90,8 @@ def measure(
     units untimed after the first (compiled programs record their CUDA graphs in the first few calls).
     `warmup`, where given, runs instead of the first unit: a shorter pass through the same code (an epoch loop's
     first batches and its last, partial one) that compiles, autotunes and allocates what a unit needs.
+    `meters` (energy counters: runner.measure.energy) are read at the steady state's two bounds, each right after
+    the device synchronised, so their difference is the energy of exactly the units the steady state ran.
     """
     sync()
     start = clock()
@@ -93,10 +104,12 @@ def measure(
         sync()
 
     # Probe one unit to choose the block size: warm-up includes compilation and is no guide.
+    at_start = [meter.read() for meter in meters]  # the device is idle here: the warm-up's sync returned
     steady_start = clock()
     run_unit()
     sync()
     first = clock() - steady_start
+    timing.steady_units = 1
     block = max(1, math.ceil(min_sample_s / first - 1e-9)) if first > 0 else 1
     timing.units_per_sample = block
     if block == 1:
@@ -127,6 +140,7 @@ def measure(
                 run_unit()
             sync()
             timing.samples_s.append((clock() - t0) / block)
+            timing.steady_units += block
         else:
             # A round: device timestamps between samples, one host sync at the end, then read them.
             # The host may run far ahead of the device, so a round is bounded by the probe's synchronised time
@@ -138,6 +152,7 @@ def measure(
                 for _ in range(block):
                     run_unit()
                 marks.append(timer.mark())
+                timing.steady_units += block
                 if clock() - t0 >= round_s:
                     break
             sync()
@@ -145,6 +160,7 @@ def measure(
         timing.syncs += 1
 
     timing.steady_wall_s = clock() - steady_start
+    timing.energy_j = [meter.read() - before for meter, before in zip(meters, at_start, strict=True)]
     if not timing.stable:
         stats = summarize(timing.samples_s)
         width = f"{stats.rel_ci_halfwidth:.1%}" if stats.rel_ci_halfwidth is not None else "unknown"

@@ -32,10 +32,12 @@ import traceback
 from pathlib import Path
 from typing import IO, Any, NoReturn
 
+from runner.measure import energy
 from runner.measure.monitor import Monitor
 from runner.measure.protocol import EXIT_CASE_FAILED, SPARE_READY, log_phases
 from runner.measure.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure
 from runner.results import privacy
+from runner.results.energy import figures as energy_figures
 from runner.results.intervals import summarize
 from runner.workloads import get as get_workload
 from runner.workloads.base import PointSkipped, Sweep
@@ -145,17 +147,22 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                 record = program.stream(on_file=progress)
             base.update(_stream_fields(record))
         else:
-            with Monitor() as monitor:
+            with Monitor() as monitor, energy.opened(job.get("energy") or []) as meters:
                 timing = measure(
                     program.run_unit,
                     budget_s=job["budget_s"],
                     target_rel_ci=job.get("target_rel_ci", 0.02),
                     on_sample=progress,
+                    meters=[meter for _, meter in meters],
                     **engine_options(program, device),
                 )
             phases.update(warmup_s=timing.warmup_s, steady_s=timing.steady_wall_s)
             mark = time.perf_counter()
             base.update(_timed_fields(timing, program, job, case, base["flops_per_unit"]))
+            base["energy"] = [
+                energy_block(probe, joules, timing, case.samples_per_unit)
+                for (probe, _), joules in zip(meters, timing.energy_j, strict=True)
+            ]
             phases["profile_s"] = time.perf_counter() - mark
         base.update(
             peak_host_mib=monitor.usage.peak_host_mib,
@@ -178,6 +185,21 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
         base["wall_s"] = time.perf_counter() - started
         _log_phases(job, base, phases)
     return base
+
+
+def energy_block(probe: dict[str, Any], joules: float, timing: Any, samples_per_unit: int) -> dict[str, Any]:
+    """One source's Energy (schema 11) for this process's round: its joules over the steady state, the units it ran
+    and the window, with the figures one round gives (runner.results.energy)."""
+    one = {"joules": max(0.0, joules), "units": timing.steady_units, "window_s": timing.steady_wall_s}
+    return {
+        "source": probe["source"],
+        "of": probe["of"],
+        "domains": probe["domains"],
+        "counter_period_s": probe["counter_period_s"],
+        "idle_power_w": probe["idle_power_w"],
+        "rounds": [one],
+        **energy_figures([one], probe["counter_period_s"], probe["idle_power_w"], samples_per_unit),
+    }
 
 
 def _log_phases(job: dict[str, Any], base: dict[str, Any], phases: dict[str, float]) -> None:

@@ -41,6 +41,9 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   medians, centred on their median (runner.results.intervals.process_interval); schema 9's was a t-interval clipped
   to the fastest round, which holds the median of three rounds only about 85% of the time. Schema 9 files stay valid
   and are recomputed by their own rule; the site gives every figure of rounds the new interval.
+- 11 (benchsite 0.11.0): energy. A measurement's `energy`: per source (NVML's counter or sampled power, RAPL) the
+  joules each round's steady state used and their figures (runner.results.energy); an accelerator's
+  `power_limit_w`; the run's `energy` sources, readable or why not.
 """
 
 from __future__ import annotations
@@ -53,8 +56,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-SCHEMA_VERSION = 10
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10)
+SCHEMA_VERSION = 11
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11)
 
 # Free text in a result file ends up on web pages. Bound it and keep it to printable characters; escaping
 # at render time is still the site's job (the file is untrusted), this only keeps the file sane.
@@ -156,6 +159,9 @@ class Accelerator(Strict):
     gfx_target: Text | None = Field(None, description="AMD GPU architecture, e.g. 'gfx1031'.")
     cores: int | None = Field(None, ge=1, description="GPU cores, where reported (Apple).")
     source: Text = Field(description="Which probe found it: nvml, nvidia-smi, rocm-smi, torch, sysctl, ...")
+    power_limit_w: NonNegative | None = Field(
+        None, description="The enforced power limit of one device (watts), as NVML reports it. Schema 11."
+    )
 
 
 class OperatingSystem(Strict):
@@ -373,6 +379,48 @@ class Round(Strict):
     wall_s: NonNegative | None = Field(None, description="Wall time of this round's measurement.")
 
 
+EnergySource = Literal["nvml-counter", "nvml-power-samples", "rapl"]
+
+
+class EnergyRound(Strict):
+    """The energy one round's steady state used, by one source (schema 11)."""
+
+    joules: NonNegative = Field(description="The counter's advance over the steady state (wraps undone).")
+    units: int = Field(ge=1, description="Units run in that window.")
+    window_s: PositiveSeconds = Field(description="The window's wall time, between two device synchronisations.")
+
+
+class Energy(Strict):
+    """What a measurement's units cost in energy, by one source (schema 11; runner.measure.energy reads it and
+    runner.results.energy computes the figures, which the gate recomputes from the rounds)."""
+
+    source: EnergySource = Field(
+        description="nvml-counter: NVIDIA's energy counter; nvml-power-samples: the board's power sampled and "
+        "integrated (no counter before Volta); rapl: the CPU's packages and DRAM through Linux powercap."
+    )
+    of: Literal["device", "host"] = Field(
+        description="The measured device itself, or the host CPU read while an accelerator measured."
+    )
+    domains: list[Name] = Field(default_factory=list, max_length=64, description="What was read and summed.")
+    counter_period_s: PositiveSeconds | None = Field(
+        None, description="The counter's update period, measured before measuring (none for sampled power)."
+    )
+    idle_power_w: NonNegative | None = Field(None, description="Average power with nothing measured.")
+    rounds: list[EnergyRound] = Field(default_factory=list, max_length=64)
+    joules_per_unit: NonNegative | None = Field(
+        None, description="The median over the rounds long enough to attribute of joules / units (none: too short)."
+    )
+    ci95_joules_per_unit: tuple[NonNegative, NonNegative] | None = Field(
+        None, description="Student's t on the logarithms of those rounds' joules per unit (two rounds or more)."
+    )
+    joules_per_sample: NonNegative | None = None
+    above_idle_joules_per_unit: NonNegative | None = Field(
+        None, description="The median over those rounds of (joules - idle power x window) / units."
+    )
+    avg_power_w: NonNegative | None = Field(None, description="Every round's joules over every round's window.")
+    note: LongText | None = Field(None, description="Why there is no figure, where there is none.")
+
+
 class Measurement(Strict):
     workload: Identifier = Field(description="Workload id from the suite, e.g. 'depth-sweep'.")
     workload_hash: Hex16 = Field(
@@ -451,6 +499,9 @@ class Measurement(Strict):
     fidelity: Fidelity | None = Field(
         None, description="The seed script's twin on this host, for the as-written points it covers. Schema 5."
     )
+    energy: list[Energy] = Field(
+        default_factory=list, max_length=8, description="Energy per source (schema 11): the device's, the host's."
+    )
     interconnect: Text | None = Field(
         None,
         description="Data-parallel runs over several GPUs: how GPU 0 reaches the others, as `nvidia-smi topo -m` "
@@ -512,6 +563,19 @@ class Suite(Strict):
     profile: Profile
 
 
+class EnergyProbe(Strict):
+    """An energy source as the run found it before measuring: its update period and idle power, or why it cannot be
+    read (and how to allow it, where it can be)."""
+
+    device: Text = Field(description="The device kind whose measurements it serves: cpu, cuda.")
+    source: EnergySource
+    of: Literal["device", "host"]
+    domains: list[Name] = Field(default_factory=list, max_length=64)
+    counter_period_s: PositiveSeconds | None = None
+    idle_power_w: NonNegative | None = None
+    reason: LongText | None = Field(None, description="Why it cannot be read; none where it can.")
+
+
 class Run(Strict):
     id: Annotated[str, Field(pattern=r"^[0-9a-f]{32}$")] = Field(description="Random run id (uuid4 hex).")
     started_at: datetime
@@ -519,10 +583,13 @@ class Run(Strict):
     command: Text = Field(description="The benchsite command line, with paths left out.")
     time_budget_s: PositiveSeconds = Field(description="Steady-state time budget of each measurement.")
     interrupted: bool = Field(False, description="True if the run was stopped (Ctrl-C) before the end.")
+    energy: list[EnergyProbe] = Field(
+        default_factory=list, max_length=16, description="The energy sources found before measuring (schema 11)."
+    )
 
 
 class ResultFile(Strict):
-    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10] = Field(
+    schema_version: Literal[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] = Field(
         description="Version of this format; see runner/results/schema.py."
     )
     benchsite_version: Annotated[str, Field(max_length=64, pattern=VERSION_PATTERN)] = Field(

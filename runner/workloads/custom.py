@@ -379,10 +379,9 @@ def prepare(
 
 def resumed(raw: str) -> Checked:
     """The model of an interrupted --model run (its Checked, as JSON), built and checked again as at the start of a
-    run and made this process's custom workload: SpecError where it can no longer be built, or where its structure
-    is no longer the one the interrupted run measured (its file changed), for the rest would not be the same model."""
-    from runner import workloads
-
+    run and handed to this process and those it starts (BENCHSITE_CUSTOM_MODEL; runner.workloads.register_custom
+    registers it): SpecError where it can no longer be built, or where its structure is no longer the one the
+    interrupted run measured (its file changed), for the rest would not be the same model."""
     was = json.loads(raw)
     shape = was["input"]
     text = f"tokens:{shape['shape'][0]}" if shape["tokens"] else ",".join(str(s) for s in shape["shape"])
@@ -397,7 +396,6 @@ def resumed(raw: str) -> Checked:
             f"{checked.structure} (its code changed): run it anew rather than resume"
         )
     os.environ[ENV] = checked.to_env()
-    workloads.register_custom()
     return checked
 
 

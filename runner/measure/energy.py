@@ -1,0 +1,340 @@
+"""Energy counters read at the bounds of a measurement's steady state: what a unit of work costs in joules.
+
+Energy is measured, never estimated (no figure from a TDP). Sources:
+
+- **NVIDIA, `nvml-counter`**: NVML's total-energy counter of the device (millijoules since the driver loaded; Volta
+  and later). **`nvml-power-samples`** where the counter does not exist: the board's power read every
+  SAMPLE_EVERY_S by a thread and integrated (trapezoids).
+- **CPU, `rapl`**: RAPL through Linux's powercap (`/sys/class/powercap`): every package's zone and its DRAM subzone,
+  summed. `psys` (the whole platform, which holds the packages) and the `core` and `uncore` subzones (inside their
+  package) are left out, and a zone whose name repeats another's (the `intel-rapl-mmio` copy of a package) is read
+  once, so nothing is counted twice; a package split into dies lists each die as a zone of its own, and each is read.
+  A counter wraps at its `max_energy_range_uj`: a reading below the one before it has wrapped once (reads come
+  seconds apart, a wrap takes minutes at full power).
+
+A counter advances in steps (NVML's about every 0.1 s on an H200), so a window of a few steps cannot be attributed:
+each source's update period is measured once before measuring (counter_period), and a round whose steady window is
+shorter than MIN_PERIODS of it is reported as too short, never as a figure (runner.results.energy). The idle power
+is measured once too (idle_power), so that energy above idle can be reported beside the total.
+
+Where a source cannot be read, `probe` says why (RAPL's counters are readable by root only on current kernels) and
+the run goes on without it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import statistics
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+POWERCAP = Path("/sys/class/powercap")
+POWERCAP_ENV = "BENCHSITE_POWERCAP"  # where powercap is, where a container mounts it elsewhere
+SAMPLE_EVERY_S = 0.01  # the power sampler's period where NVML has no energy counter
+PERIOD_PROBE_S = 1.0  # how long a counter is watched to find its update period
+IDLE_PROBE_S = 2.0  # how long the idle power is measured over
+RAPL_HOW_TO_ALLOW = (
+    "run as root, or allow reading the counters until the next boot: "
+    "sudo chmod a+r /sys/class/powercap/intel-rapl:*/energy_uj /sys/class/powercap/intel-rapl:*:*/energy_uj"
+)
+
+
+class Unreadable(Exception):
+    """A source that cannot be read here; the message says why and, where it can be allowed, how."""
+
+
+@dataclass(frozen=True)
+class RaplZone:
+    name: str  # the zone's own name: package-0, package-0-die-1, dram
+    package: str  # the package zone it belongs to (itself for a package)
+    energy: Path  # energy_uj
+    max_range_uj: int
+
+
+def powercap_root() -> Path:
+    """Linux powercap's folder: BENCHSITE_POWERCAP where set, else /sys/class/powercap."""
+    return Path(os.environ.get(POWERCAP_ENV) or POWERCAP)
+
+
+def rapl_zones(root: Path | None = None) -> list[RaplZone]:
+    """The zones to sum for the CPU's energy: each package (or die) and its DRAM subzone, nothing twice (module
+    docstring). Unreadable where there are none or their counters cannot be read (the reason in the message)."""
+    root = root or powercap_root()
+    if not root.is_dir():
+        raise Unreadable(f"no RAPL: {root} does not exist (a VM or a CPU without RAPL gives no CPU energy)")
+    tops = sorted(p for p in root.iterdir() if p.name.startswith("intel-rapl") and p.name.count(":") == 1)
+    zones: list[RaplZone] = []
+    seen: set[str] = set()
+    for top in sorted(tops, key=lambda p: (p.name.startswith("intel-rapl-mmio"), p.name)):  # the msr zones first
+        name = _name(top)
+        if not name.startswith("package") or name in seen:
+            continue  # psys holds the packages; a repeated name is a copy (intel-rapl-mmio)
+        seen.add(name)
+        zones.append(_zone(top, name, name))
+        for sub in sorted(top.glob(f"{top.name}:*")):
+            if _name(sub) == "dram":
+                zones.append(_zone(sub, "dram", name))
+    if not zones:
+        raise Unreadable(f"no RAPL package zone under {root} (a VM or a CPU without RAPL gives no CPU energy)")
+    for zone in zones:
+        try:
+            int(zone.energy.read_text())
+        except PermissionError:
+            raise Unreadable(
+                f"RAPL's counters ({zone.energy}) are readable by root only; {RAPL_HOW_TO_ALLOW}"
+            ) from None
+        except (OSError, ValueError) as exc:
+            raise Unreadable(f"RAPL's counter {zone.energy} cannot be read: {exc}") from None
+    return zones
+
+
+def _name(zone: Path) -> str:
+    try:
+        return (zone / "name").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _zone(path: Path, name: str, package: str) -> RaplZone:
+    try:
+        top = int((path / "max_energy_range_uj").read_text())
+    except (OSError, ValueError):
+        raise Unreadable(f"RAPL zone {path} has no readable max_energy_range_uj") from None
+    return RaplZone(name, package, path / "energy_uj", top)
+
+
+class RaplMeter:
+    """The CPU's energy since the meter was made (joules), summed over rapl_zones, each zone's wraps undone."""
+
+    source = "rapl"
+
+    def __init__(self, zones: list[RaplZone]) -> None:
+        self.zones = zones
+        self.domains = [z.name if z.name != "dram" else f"dram ({z.package})" for z in zones]
+        self._last = [int(z.energy.read_text()) for z in zones]
+        self._total_uj = 0
+
+    def read(self) -> float:
+        for i, zone in enumerate(self.zones):
+            raw = int(zone.energy.read_text())
+            step = raw - self._last[i]
+            if step < 0:  # wrapped once since the last read
+                step += zone.max_range_uj
+            self._total_uj += step
+            self._last[i] = raw
+        return self._total_uj / 1e6
+
+    def close(self) -> None:
+        pass
+
+
+class NvmlCounter:
+    """An NVIDIA device's energy counter (joules since the driver loaded)."""
+
+    source = "nvml-counter"
+
+    def __init__(self, nvml: Any, handle: Any, index: int) -> None:
+        self.nvml, self.handle = nvml, handle
+        self.domains = [f"gpu {index}"]
+
+    def read(self) -> float:
+        return float(self.nvml.nvmlDeviceGetTotalEnergyConsumption(self.handle)) / 1e3
+
+    def close(self) -> None:
+        pass
+
+
+class NvmlPowerSampler:
+    """Where a device has no energy counter (before Volta): its power (milliwatts) read every SAMPLE_EVERY_S by a
+    thread and integrated; read() is the energy up to its last sample (joules)."""
+
+    source = "nvml-power-samples"
+
+    def __init__(self, nvml: Any, handle: Any, index: int, every_s: float = SAMPLE_EVERY_S) -> None:
+        self.nvml, self.handle, self.every_s = nvml, handle, every_s
+        self.domains = [f"gpu {index}"]
+        self._lock = threading.Lock()
+        self._joules = 0.0
+        self._last = (time.perf_counter(), self._watts())
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="benchsite-power-sampler", daemon=True)
+        self._thread.start()
+
+    def _watts(self) -> float:
+        return float(self.nvml.nvmlDeviceGetPowerUsage(self.handle)) / 1e3
+
+    def _sample(self) -> None:
+        now, watts = time.perf_counter(), self._watts()
+        with self._lock:
+            then, before = self._last
+            self._joules += (now - then) * (watts + before) / 2
+            self._last = (now, watts)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            self._sample()
+
+    def read(self) -> float:
+        self._sample()
+        with self._lock:
+            return self._joules
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=1.0)
+
+
+def nvml_meter(index: int, nvml: Any = None) -> NvmlCounter | NvmlPowerSampler:
+    """The NVML source of the device at NVML index `index`: its counter, or sampled power where it has none."""
+    if nvml is None:
+        try:
+            import pynvml  # nvidia-ml-py
+        except ImportError:
+            raise Unreadable("NVIDIA energy needs nvidia-ml-py (pip install 'benchsite[nvidia]')") from None
+        nvml = pynvml
+    try:
+        nvml.nvmlInit()
+        handle = nvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception as exc:  # NVMLError_LibraryNotFound, DriverNotLoaded, InvalidArgument
+        raise Unreadable(f"NVML cannot read GPU {index}: {exc}") from None
+    try:
+        nvml.nvmlDeviceGetTotalEnergyConsumption(handle)
+        return NvmlCounter(nvml, handle, index)
+    except Exception:  # NVMLError_NotSupported: a board before Volta
+        try:
+            nvml.nvmlDeviceGetPowerUsage(handle)
+        except Exception as exc:
+            raise Unreadable(f"GPU {index} reports neither an energy counter nor its power: {exc}") from None
+        return NvmlPowerSampler(nvml, handle, index)
+
+
+def visible_gpu_index() -> int:
+    """The NVML index of the GPU a measuring process uses (its first CUDA device): the first entry of
+    CUDA_VISIBLE_DEVICES where it names an index, else 0."""
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
+    return int(first) if first.isdigit() else 0
+
+
+def counter_period(
+    read: Callable[[], float],
+    watch_s: float = PERIOD_PROBE_S,
+    clock: Callable[[], float] = time.perf_counter,
+    pause: Callable[[float], None] = time.sleep,
+) -> float | None:
+    """How often the counter advances (seconds): the median time between changes of its reading, watched for
+    watch_s; None where it changed fewer than three times."""
+    changes: list[float] = []
+    start = clock()
+    last = read()
+    while clock() - start < watch_s:
+        pause(0.0005)
+        value = read()
+        if value != last:
+            changes.append(clock())
+            last = value
+    if len(changes) < 3:
+        return None
+    return statistics.median(b - a for a, b in itertools.pairwise(changes))
+
+
+def idle_power(
+    read: Callable[[], float],
+    over_s: float = IDLE_PROBE_S,
+    clock: Callable[[], float] = time.perf_counter,
+    pause: Callable[[float], None] = time.sleep,
+) -> float:
+    """The average power (watts) over over_s with nothing measured."""
+    t0, e0 = clock(), read()
+    pause(over_s)
+    t1, e1 = clock(), read()
+    return (e1 - e0) / (t1 - t0) if t1 > t0 else 0.0
+
+
+@dataclass
+class Probe:
+    """One energy source as the run found it before measuring: readable (with its domains, update period and idle
+    power) or why not. `of`: the measured device itself (`device`), or the host CPU read while an accelerator
+    measures (`host`)."""
+
+    device: str  # the device kind whose measurements it serves: cpu, cuda
+    source: str
+    of: str = "device"
+    domains: list[str] = field(default_factory=list)
+    counter_period_s: float | None = None
+    idle_power_w: float | None = None
+    reason: str | None = None  # why it cannot be read, and how to allow it where it can be
+
+    @property
+    def readable(self) -> bool:
+        return self.reason is None
+
+    def as_job(self) -> dict[str, Any]:
+        return {
+            "device": self.device,
+            "source": self.source,
+            "of": self.of,
+            "domains": self.domains,
+            "counter_period_s": self.counter_period_s,
+            "idle_power_w": self.idle_power_w,
+        }
+
+
+def probe(devices: list[str], powercap: Path | None = None, nvml: Any = None) -> list[Probe]:
+    """Every energy source for the run's devices (cpu, cuda), each read once for its update period and idle power,
+    or why it cannot be read. An accelerator's measurements read the host's RAPL too, where it is readable."""
+    found: list[Probe] = []
+    rapl: Probe
+    try:
+        meter = RaplMeter(rapl_zones(powercap))
+        rapl = Probe("cpu", "rapl", domains=meter.domains)
+        rapl.counter_period_s = counter_period(meter.read)
+        rapl.idle_power_w = idle_power(meter.read)
+    except Unreadable as exc:
+        rapl = Probe("cpu", "rapl", reason=str(exc))
+    if "cpu" in devices:
+        found.append(rapl)
+    if "cuda" in devices:
+        try:
+            gpu = nvml_meter(visible_gpu_index(), nvml)
+            try:
+                period = counter_period(gpu.read) if gpu.source == "nvml-counter" else None
+                idle = idle_power(gpu.read)
+            finally:
+                gpu.close()
+            found.append(Probe("cuda", gpu.source, domains=gpu.domains, counter_period_s=period, idle_power_w=idle))
+        except Unreadable as exc:
+            found.append(Probe("cuda", "nvml-counter", reason=str(exc)))
+        found.append(Probe("cuda", "rapl", "host", rapl.domains, rapl.counter_period_s, rapl.idle_power_w, rapl.reason))
+    return found
+
+
+def meters_for(jobs: list[dict[str, Any]], nvml: Any = None) -> list[tuple[dict[str, Any], Any]]:
+    """In a measuring process: a meter for each readable source of its device (Probe.as_job), with its probe; a
+    source that cannot be opened here is left out."""
+    out: list[tuple[dict[str, Any], Any]] = []
+    for job in jobs:
+        try:
+            if job["source"] == "rapl":
+                out.append((job, RaplMeter(rapl_zones())))
+            elif job["source"].startswith("nvml"):
+                out.append((job, nvml_meter(visible_gpu_index(), nvml)))
+        except Unreadable:
+            continue
+    return out
+
+
+@contextmanager
+def opened(jobs: list[dict[str, Any]]) -> Iterator[list[tuple[dict[str, Any], Any]]]:
+    """meters_for, closed at the end (a power sampler's thread stops)."""
+    meters = meters_for(jobs)
+    try:
+        yield meters
+    finally:
+        for _, meter in meters:
+            meter.close()

@@ -1,0 +1,58 @@
+"""A measurement's energy figures from its rounds, by one rule that the run and the gate share.
+
+A round reports the joules its steady state used, the units it ran and the window's wall time (runner.measure.energy
+reads the counters at the window's bounds, after the device synchronised). A round is attributable where its window
+spans at least MIN_PERIODS of the counter's update period (or MIN_SAMPLED_WINDOW_S of sampled power): a counter that
+advances in steps is off by up to a step at each end, so a shorter window's figure would be mostly that error. The
+figures: joules per unit, the median over attributable rounds, with Student's t on their logarithms (as a time's
+rounds); per sample; above idle (the idle power times the window taken off); and the average power over every
+round. Where no round is attributable there is no figure, and the note says why.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+from runner.results.intervals import process_interval
+
+MIN_PERIODS = 10  # a window of at least this many counter updates: each end off by one step is at most 10% of it
+MIN_SAMPLED_WINDOW_S = 0.5  # sampled power (every 10 ms): at least 50 samples
+
+
+def attributable(window_s: float, period_s: float | None) -> bool:
+    if period_s is None:
+        return window_s >= MIN_SAMPLED_WINDOW_S
+    return window_s >= MIN_PERIODS * period_s
+
+
+def figures(
+    rounds: list[dict[str, Any]], period_s: float | None, idle_w: float | None, samples_per_unit: int
+) -> dict[str, Any]:
+    """The Energy block's figures from its rounds (each with joules, units, window_s)."""
+    windows = sum(r["window_s"] for r in rounds)
+    out: dict[str, Any] = {
+        "joules_per_unit": None,
+        "ci95_joules_per_unit": None,
+        "joules_per_sample": None,
+        "above_idle_joules_per_unit": None,
+        "avg_power_w": sum(r["joules"] for r in rounds) / windows if windows > 0 else None,
+        "note": None,
+    }
+    kept = [r for r in rounds if attributable(r["window_s"], period_s)]
+    if not kept:
+        longest = max((r["window_s"] for r in rounds), default=0.0)
+        needs = f"{MIN_PERIODS} x its {period_s:.3g} s update period" if period_s else f"{MIN_SAMPLED_WINDOW_S} s"
+        out["note"] = (
+            f"too short to attribute: the longest round's steady window is {longest:.3g} s, the counter needs "
+            f"{needs} (a longer --time-budget gives one)"
+        )
+        return out
+    per_unit = [r["joules"] / r["units"] for r in kept]
+    out["joules_per_unit"] = statistics.median(per_unit)
+    out["ci95_joules_per_unit"] = process_interval(per_unit) if all(v > 0 for v in per_unit) else None
+    out["joules_per_sample"] = out["joules_per_unit"] / samples_per_unit
+    if idle_w is not None:
+        above = [max(0.0, r["joules"] - idle_w * r["window_s"]) / r["units"] for r in kept]
+        out["above_idle_joules_per_unit"] = statistics.median(above)
+    return out

@@ -1,0 +1,277 @@
+"""Energy: RAPL through powercap trees laid out as Linux lays them out, NVML's counter and sampled power through the
+calls nvidia-ml-py makes, the figures a measurement's rounds give, the gate's refusals, and a real run whose CPU
+energy counter is a powercap tree that a thread advances at a known power."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from runner.gate.validate import check_result
+from runner.measure import energy
+from runner.results import energy as figures
+from runner.results.schema import Energy, EnergyRound
+from runner.results.storage import load
+from tests.conftest import ROOT
+
+MAX_UJ = 262143328850  # a package zone's max_energy_range_uj on an Intel server
+
+
+def zone(root: Path, name: str, label: str, uj: int = 0, top: int = MAX_UJ) -> Path:
+    path = root / name
+    path.mkdir(parents=True)
+    (path / "name").write_text(label + "\n")
+    (path / "energy_uj").write_text(f"{uj}\n")
+    (path / "max_energy_range_uj").write_text(f"{top}\n")
+    return path
+
+
+def two_sockets(root: Path) -> Path:
+    """A two-socket server: each package with core, uncore and DRAM subzones, psys, and the mmio copy of package 0."""
+    for n in (0, 1):
+        top = zone(root, f"intel-rapl:{n}", f"package-{n}", 1000 * (n + 1))
+        zone(top, f"intel-rapl:{n}:0", "core", 5)
+        zone(top, f"intel-rapl:{n}:1", "dram", 10 * (n + 1), top=65712999613)
+        zone(top, f"intel-rapl:{n}:2", "uncore", 7)
+    zone(root, "intel-rapl:2", "psys", 99999)
+    zone(root, "intel-rapl-mmio:0", "package-0", 424242)
+    return root
+
+
+def test_rapl_reads_each_package_and_its_dram_once_and_nothing_else(tmp_path):
+    zones = energy.rapl_zones(two_sockets(tmp_path))
+    assert [(z.name, z.package) for z in zones] == [
+        ("package-0", "package-0"), ("dram", "package-0"), ("package-1", "package-1"), ("dram", "package-1")
+    ]  # fmt: skip
+    assert all("mmio" not in str(z.energy) for z in zones)  # the mmio zone repeats package-0: read once
+    meter = energy.RaplMeter(zones)
+    assert meter.domains == ["package-0", "dram (package-0)", "package-1", "dram (package-1)"]
+    (tmp_path / "intel-rapl:0" / "energy_uj").write_text("3000000\n")  # +2,999,000 uJ
+    (tmp_path / "intel-rapl:1" / "intel-rapl:1:1" / "energy_uj").write_text("1000020\n")  # +1,000,000 uJ
+    assert meter.read() == pytest.approx(3.999)
+
+
+def test_a_machine_without_dram_zones_reads_its_packages(tmp_path):
+    zone(tmp_path, "intel-rapl:0", "package-0", 10)
+    zone(tmp_path / "intel-rapl:0", "intel-rapl:0:0", "core", 1)
+    assert [z.name for z in energy.rapl_zones(tmp_path)] == ["package-0"]
+
+
+def test_a_package_split_into_dies_reads_every_die(tmp_path):
+    zone(tmp_path, "intel-rapl:0", "package-0-die-0", 10)
+    zone(tmp_path, "intel-rapl:1", "package-0-die-1", 20)
+    assert [z.name for z in energy.rapl_zones(tmp_path)] == ["package-0-die-0", "package-0-die-1"]
+
+
+def test_a_counter_that_wrapped_is_read_across_the_wrap(tmp_path):
+    zone(tmp_path, "intel-rapl:0", "package-0", MAX_UJ - 1_000_000)
+    meter = energy.RaplMeter(energy.rapl_zones(tmp_path))
+    (tmp_path / "intel-rapl:0" / "energy_uj").write_text("500000\n")  # wrapped: 1 J to the top, 0.5 J after it
+    assert meter.read() == pytest.approx(1.5)
+    (tmp_path / "intel-rapl:0" / "energy_uj").write_text("2500000\n")
+    assert meter.read() == pytest.approx(3.5)
+
+
+def test_no_powercap_or_only_psys_gives_no_cpu_energy_and_says_why(tmp_path):
+    with pytest.raises(energy.Unreadable, match="does not exist"):
+        energy.rapl_zones(tmp_path / "missing")
+    zone(tmp_path, "intel-rapl:0", "psys", 10)
+    with pytest.raises(energy.Unreadable, match="no RAPL package zone"):
+        energy.rapl_zones(tmp_path)
+    (probe,) = energy.probe(["cpu"], powercap=tmp_path / "missing")
+    assert not probe.readable and "does not exist" in (probe.reason or "")
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"), reason="drops root's capabilities: root, setpriv")
+def test_counters_another_user_owns_are_refused_with_how_to_allow_them(tmp_path):
+    """As the kernel has them since 2020, energy_uj is mode 0400 and not ours: here a counter owned by another user,
+    read by a process without the capability to read any file (setpriv drops it)."""
+    zone(tmp_path, "intel-rapl:0", "package-0", 10)
+    counter = tmp_path / "intel-rapl:0" / "energy_uj"
+    counter.chmod(0o400)
+    os.chown(counter, 65534, 65534)
+    code = f"from pathlib import Path; from runner.measure import energy; energy.rapl_zones(Path({str(tmp_path)!r}))"
+    done = subprocess.run(
+        ["setpriv", "--inh-caps=-all", "--bounding-set=-dac_override,-dac_read_search", "--",
+         sys.executable, "-c", code],
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode != 0
+    assert "readable by root only" in done.stderr and "sudo chmod a+r" in done.stderr, done.stderr
+
+
+class Board:
+    """An NVIDIA board as nvidia-ml-py answers for it: an energy counter (mJ) advancing in steps every `step_s` at
+    `watts`, or, with counter=False, NVMLError_NotSupported for it and its power (mW) only."""
+
+    class NotSupported(Exception):
+        pass
+
+    def __init__(self, watts: float, step_s: float = 0.1, counter: bool = True, clock=time.perf_counter) -> None:
+        self.watts, self.step_s, self.counter, self.clock = watts, step_s, counter, clock
+        self.t0 = clock()
+        self.base_mj = 123_456_789  # since the driver loaded
+
+    def nvmlInit(self) -> None:
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> int:
+        return index
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, handle: int) -> int:
+        if not self.counter:
+            raise Board.NotSupported("Not Supported")
+        steps = int((self.clock() - self.t0) / self.step_s)
+        return self.base_mj + int(steps * self.step_s * self.watts * 1e3)
+
+    def nvmlDeviceGetPowerUsage(self, handle: int) -> int:
+        return int(self.watts * 1e3)
+
+
+def test_nvml_reads_the_counter_and_its_update_period():
+    board = Board(watts=300.0, step_s=0.02)
+    meter = energy.nvml_meter(0, board)
+    assert meter.source == "nvml-counter" and meter.domains == ["gpu 0"]
+    period = energy.counter_period(meter.read, watch_s=0.3)
+    assert period == pytest.approx(0.02, rel=0.3)
+    start = meter.read()
+    time.sleep(0.5)
+    assert meter.read() - start == pytest.approx(0.5 * 300.0, rel=0.15)  # off by a step or so at each end
+
+
+def test_a_board_without_a_counter_has_its_power_sampled_and_integrated():
+    board = Board(watts=40.0, counter=False)
+    meter = energy.nvml_meter(1, board)
+    try:
+        assert meter.source == "nvml-power-samples" and meter.domains == ["gpu 1"]
+        start = meter.read()
+        time.sleep(0.3)
+        assert meter.read() - start == pytest.approx(0.3 * 40.0, rel=0.1)
+    finally:
+        meter.close()
+
+
+def test_the_period_of_a_counter_that_never_moves_is_unknown():
+    assert energy.counter_period(lambda: 5.0, watch_s=0.05) is None
+
+
+def test_a_round_shorter_than_ten_counter_updates_is_not_a_figure():
+    rounds = [{"joules": 30.0, "units": 10, "window_s": 0.5}, {"joules": 32.0, "units": 10, "window_s": 0.6}]
+    out = figures.figures(rounds, period_s=0.1, idle_w=20.0, samples_per_unit=64)
+    assert out["joules_per_unit"] is None and "too short to attribute" in out["note"]
+    assert out["avg_power_w"] == pytest.approx(62.0 / 1.1)
+    rounds = [{"joules": 300.0, "units": 100, "window_s": 1.5}, {"joules": 330.0, "units": 100, "window_s": 1.6},
+              {"joules": 310.0, "units": 100, "window_s": 1.4}]  # fmt: skip
+    out = figures.figures(rounds, period_s=0.1, idle_w=20.0, samples_per_unit=64)
+    assert out["joules_per_unit"] == pytest.approx(3.1) and out["joules_per_sample"] == pytest.approx(3.1 / 64)
+    lo, hi = out["ci95_joules_per_unit"]
+    assert lo < 3.1 < hi
+    assert out["above_idle_joules_per_unit"] == pytest.approx((310.0 - 20.0 * 1.4) / 100)
+    assert out["note"] is None
+
+
+def _gpu_file():
+    result, _ = load(ROOT / "results" / "0c9b4be27c3326c3" / "20261206T114717Z.yaml")
+    assert result is not None
+    return result
+
+
+def _with_energy(result, index: int, e: Energy, limit: float | None = 700.0):
+    accelerators = [a.model_copy(update={"power_limit_w": limit}) for a in result.machine.accelerators]
+    machine = result.machine.model_copy(update={"accelerators": accelerators})
+    ms = list(result.measurements)
+    ms[index] = ms[index].model_copy(update={"energy": [e]})
+    return result.model_copy(update={"measurements": ms, "machine": machine, "schema_version": 11})
+
+
+def _block(source: str, of: str, rounds: list[EnergyRound], spu: int = 1, period: float | None = 0.1) -> Energy:
+    numbers = figures.figures([r.model_dump() for r in rounds], period, 60.0, spu)
+    return Energy(source=source, of=of, domains=["gpu 0"], counter_period_s=period, idle_power_w=60.0,
+                  rounds=rounds, **numbers)  # fmt: skip
+
+
+def test_the_gate_recomputes_energy_and_refuses_what_the_device_could_not_have_drawn():
+    result = _gpu_file()
+    i = next(i for i, m in enumerate(result.measurements) if m.device == "cuda" and len(m.rounds) == 3)
+    spu = result.measurements[i].samples_per_unit
+    good = [EnergyRound(joules=400.0 + k, units=100, window_s=2.0) for k in range(3)]
+    assert not [p for p in check_result("f", _with_energy(result, i, _block("nvml-counter", "device", good, spu)))
+                if "energy" in p.field]  # fmt: skip
+
+    forged = _block("nvml-counter", "device", good, spu).model_copy(update={"joules_per_unit": 1.0})
+    said = [p.message for p in check_result("f", _with_energy(result, i, forged)) if "energy" in p.field]
+    assert any("but its rounds give" in m for m in said)
+
+    hot = [EnergyRound(joules=2000.0, units=100, window_s=2.0)] * 3  # 1,000 W against a 700 W limit
+    said = [p.message for p in check_result("f", _with_energy(result, i, _block("nvml-counter", "device", hot, spu)))
+            if "energy" in p.field]  # fmt: skip
+    assert any("above its enforced power limit (700 W)" in m for m in said)
+
+    j = next(j for j, m in enumerate(result.measurements) if m.device == "cpu" and len(m.rounds) == 3)
+    said = [p.message for p in check_result("f", _with_energy(result, j, _block("nvml-counter", "device", good)))
+            if "energy" in p.field]  # fmt: skip
+    assert any("NVML reads an NVIDIA device, the measured one" in m for m in said)
+
+    cpu_only = result.machine.model_copy(update={"accelerators": []})
+    bare = _with_energy(result, j, _block("nvml-counter", "device", good)).model_copy(update={"machine": cpu_only})
+    assert any("no NVIDIA accelerator" in p.message for p in check_result("f", bare) if "energy" in p.field)
+
+    arm = result.machine.cpu.model_copy(update={"arch": "aarch64"})
+    on_arm = _with_energy(result, j, _block("rapl", "device", good)).model_copy(
+        update={"machine": result.machine.model_copy(update={"cpu": arm})}
+    )
+    assert any("RAPL is an x86 CPU's" in p.message for p in check_result("f", on_arm) if "energy" in p.field)
+
+    too_many = _block("nvml-counter", "device", good * 2, spu)
+    assert any("6 rounds, the measurement has 3" in p.message
+               for p in check_result("f", _with_energy(result, i, too_many)) if "energy" in p.field)  # fmt: skip
+
+
+def test_a_run_reads_a_cpus_energy_counter_around_each_round(tmp_path):
+    """A real tiny run whose powercap (BENCHSITE_POWERCAP) is a tree whose package counter a thread advances at 50 W:
+    every measurement's CPU energy has a round per process, 50 W on average, figures the gate recomputes."""
+    root = tmp_path / "powercap"
+    counter = zone(root, "intel-rapl:0", "package-0", 0) / "energy_uj"
+    stop = threading.Event()
+
+    def advance() -> None:
+        t0 = time.perf_counter()
+        while not stop.wait(0.001):
+            tmp = counter.with_suffix(".tmp")
+            tmp.write_text(f"{int((time.perf_counter() - t0) * 50.0 * 1e6)}\n")
+            tmp.replace(counter)
+
+    thread = threading.Thread(target=advance, daemon=True)
+    thread.start()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "runner", "run", "--profile", "tiny", "-f", "torch", "-w", "tabular-mlp",
+             "-d", "cpu", "--rounds", "2", "--time-budget", "1", "--no-equivalence", "--output", str(tmp_path / "out")],
+            cwd=ROOT, env={**os.environ, energy.POWERCAP_ENV: str(root)}, capture_output=True, text=True, timeout=600,
+        )  # fmt: skip
+    finally:
+        stop.set()
+        thread.join()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Energy on cpu: rapl (package-0), idle 50.0 W" in " ".join(done.stdout.split())
+    (path,) = (tmp_path / "out").rglob("*.yaml")
+    data = yaml.safe_load(path.read_text())
+    assert data["schema_version"] == 11
+    (probe,) = data["run"]["energy"]
+    assert probe["source"] == "rapl" and probe["counter_period_s"] == pytest.approx(0.001, abs=0.004)
+    for m in data["measurements"]:
+        (e,) = m["energy"]
+        assert e["source"] == "rapl" and e["of"] == "device" and len(e["rounds"]) == len(m["rounds"]) == 2
+        assert e["avg_power_w"] == pytest.approx(50.0, rel=0.1)
+        assert e["joules_per_unit"] == pytest.approx(50.0 * m["median_s"], rel=0.5)
+    result, problems = load(path)
+    assert result is not None and not [p for p in problems if p.severity == "error"]
+    assert not [p for p in check_result(str(path), result) if p.severity == "error"]
