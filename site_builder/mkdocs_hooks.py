@@ -49,6 +49,7 @@ GUIDE = [
                     {"How a point is timed": "methodology/timing.md"},
                     {"Uncertainty": "methodology/uncertainty.md"},
                     {"Fidelity": "methodology/fidelity.md"},
+                    {"Energy": "methodology/energy.md"},
                     {"What a run costs": "methodology/cost.md"},
                 ]
             },
