@@ -209,7 +209,7 @@ def beside_suite(
         mode, size = parts.get("mode", ""), int(parts.get("batch_size", "0") or 0)
         on_sweep = [n for n in near.get(mode, (None, []))[1] if n.key]
         if not on_sweep or not size:
-            why = "no suite sweep the advisor reads is near it" if near else "no published suite result to read"
+            why = "no published suite result to read" if suite.empty else "no suite sweep the advisor reads is near it"
             estimate = Estimate("", float(size), why=why)
         else:
             key = on_sweep[0].key
