@@ -220,11 +220,6 @@ def beside_suite(
     return near, out
 
 
-def _rate(value: float) -> str:
-    """A rate with three significant figures, thousands separated: 2.23, 75,506."""
-    return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
-
-
 Peaks = dict[tuple[str, str, str], tuple[float | None, float | None]]  # (hash, framework, device): host, device MiB
 
 
@@ -237,23 +232,23 @@ def own_figures(frame: pd.DataFrame, memory: Peaks) -> list[str]:
     """A user's own model's measurements (own_model's frame), one sentence each: mode, batch size, loop and device,
     the time per step with the interval the site gives it, samples/s, the achieved TFLOP/s and its share of the
     device's peak (measured in the run where it was), and the peak host and device memory (memory_of)."""
-    from site_builder.render import mib, seconds
+    from site_builder.render import mib, rate, seconds
 
     lines = []
     ok = frame[(frame["workload"] == WORKLOAD) & (frame["status"] == "ok") & frame["median_s"].notna()]
     for row in ok.sort_values(["mode", "batch_size", "variant", "device"]).itertuples():
         lo, hi = _value(row.ci_lo_s), _value(row.ci_hi_s)
         shown = intervals.NO_INTERVAL if lo is None or hi is None else f"{seconds(lo)} .. {seconds(hi)}"
-        rate, peak = _value(row.achieved_tflops), _value(row.peak_tflops)
-        flops = f", {rate:.3g} TFLOP/s" if rate is not None else ""
-        if rate is not None and peak:
-            flops += f" ({rate / peak:.1%} of its {row.peak_source} peak)"
+        tflops, peak = _value(row.achieved_tflops), _value(row.peak_tflops)
+        flops = f", {tflops:.3g} TFLOP/s" if tflops is not None else ""
+        if tflops is not None and peak:
+            flops += f" ({tflops / peak:.1%} of its {row.peak_source} peak)"
         host, device = memory.get((str(row.workload_hash), str(row.framework), str(row.device)), (None, None))
         peaks = f"; peak memory {mib(host)} host" + (f", {mib(device)} device" if row.device != "cpu" else "")
         unstable = "" if row.stable is not False else " (unstable)"
         lines.append(
             f"{row.mode}, batch {int(row.batch_size)}, {row.variant}, {row.framework} on {row.device_name}: "
-            f"{seconds(float(row.median_s))} per step ({shown}), {_rate(float(row.samples_per_s))} samples/s{flops}"
+            f"{seconds(float(row.median_s))} per step ({shown}), {rate(float(row.samples_per_s))} samples/s{flops}"
             f"{peaks}{unstable}"
         )
     return lines

@@ -474,6 +474,8 @@ def _measurement_columns(
         ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
     pairing = pairing_of(result, m)
     peak, peak_source = _peak(result, m, measured_peaks)
+    own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
+    joules_ci = (own.ci95_joules_per_unit if own is not None else None) or (None, None)
     return {
         "workload": intern(m.workload),
         "workload_hash": intern(m.workload_hash),
@@ -507,6 +509,10 @@ def _measurement_columns(
         "unit": m.unit,
         "peak_tflops": peak,
         "peak_source": peak_source,
+        "joules_per_unit": own.joules_per_unit if own is not None else None,
+        "joules_lo": joules_ci[0],
+        "joules_hi": joules_ci[1],
+        "energy_source": intern(own.source) if own is not None else "",
         "pairing": pairing,
         "samples": values,
     }

@@ -49,6 +49,11 @@ COLUMNS = [
     "unit",
     "peak_tflops",
     "peak_source",
+    # energy (schema 11): the device's own source's joules per unit and its interval, and the source's name
+    "joules_per_unit",
+    "joules_lo",
+    "joules_hi",
+    "energy_source",
     "pairing",  # what pairs a measurement's rounds with another's (collect: a run, framework and loop), or ""
     "samples",  # what the figure is computed from: one value per round (schema 9), else the raw samples
 ]
@@ -70,6 +75,9 @@ NUMERIC = [
     "rate",
     "growth",
     "peak_tflops",
+    "joules_per_unit",
+    "joules_lo",
+    "joules_hi",
 ]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.

@@ -79,6 +79,11 @@ MEASUREMENT_COLUMNS = {
     "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product "
     "peak, else the spec sheet.",
     "peak_source": "measured or spec sheet.",
+    "joules_per_unit": "Energy of one unit on the measured device, joules, from the newest run that read an energy "
+    "counter (schema 11; methodology/energy.md), else empty.",
+    "joules_lo": "Low end of its 95% interval across the run's rounds (Student's t on their logarithms).",
+    "joules_hi": "High end of that interval.",
+    "energy_source": "The counter it came from: nvml-counter, nvml-power-samples or rapl; empty without one.",
     "runs": "How many runs of this machine the row combines (the median over their medians).",
     "runs_lo_s": "The fastest of those runs' medians.",
     "runs_hi_s": "The slowest of those runs' medians.",

@@ -510,6 +510,10 @@ LEADERBOARD_COLUMNS = [
     "peak_share_lo",
     "peak_share_hi",
     "peak_source",
+    "joules_per_unit",
+    "joules_lo",
+    "joules_hi",
+    "energy_source",
     "state",
 ]
 
@@ -535,6 +539,7 @@ def leaderboard(workload: str) -> Callable[[Site], str]:
             per_group=LEADERBOARD_ROWS_PER_GROUP,
             total=len(rows),
             rows=_records(shown),
+            energy=bool(shown["joules_per_unit"].notna().any()),
         )
 
     return page

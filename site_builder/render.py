@@ -20,6 +20,7 @@ import math
 import re
 import tempfile
 import weakref
+from collections.abc import Callable
 from typing import IO, Any
 
 import jinja2
@@ -173,6 +174,24 @@ def interval(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     return f"{show(lo)} .. {show(hi)}"
 
 
+def joules(value: float | None) -> str:
+    """Energy with three significant figures: 412 J, 1.27 kJ, 38.1 mJ."""
+    if _missing(value):
+        return "-"
+    v = float(value)  # type: ignore[arg-type]
+    if v >= 1e3:
+        return f"{v / 1e3:.3g} kJ"
+    return f"{v:.3g} J" if v >= 1 or v == 0 else f"{v * 1e3:.3g} mJ"
+
+
+def rate(value: float | None) -> str:
+    """A rate with three significant figures, thousands separated: 0.162, 2.23, 75,506."""
+    if _missing(value):
+        return "-"
+    v = float(value)  # type: ignore[arg-type]
+    return f"{v:,.0f}" if v >= 100 else f"{v:.3g}"
+
+
 def mib(value: float | None) -> str:
     """A memory size given in MiB: '-' where unknown, GiB from 1 GiB up (3 significant figures)."""
     if _missing(value):
@@ -185,13 +204,14 @@ def bounds(lo: float | None, hi: float | None, fmt: str = "times") -> str:
     return NO_INTERVAL if _missing(lo) and _missing(hi) else interval(lo, hi, fmt)
 
 
-FORMATS = {
+FORMATS: dict[str, Callable[[Any], str]] = {
     "plain": lambda v: f"{float(v):.2f}",
     "times": times,
     "seconds": seconds,
     "count": count,
     "percent": lambda v: f"{float(v):.1%}",
     "share": share,
+    "joules": joules,
 }
 
 
@@ -225,6 +245,8 @@ def _environment() -> jinja2.Environment:
         count=count,
         percent=percent,
         share=share,
+        joules=joules,
+        rate=rate,
         mib=mib,
         per=per,
         things=things,

@@ -4,6 +4,7 @@ energy counter is a powercap tree that a thread advances at a known power."""
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
@@ -237,9 +238,11 @@ def test_the_gate_recomputes_energy_and_refuses_what_the_device_could_not_have_d
                for p in check_result("f", _with_energy(result, i, too_many)) if "energy" in p.field)  # fmt: skip
 
 
-def test_a_run_reads_a_cpus_energy_counter_around_each_round(tmp_path):
-    """A real tiny run whose powercap (BENCHSITE_POWERCAP) is a tree whose package counter a thread advances at 50 W:
-    every measurement's CPU energy has a round per process, 50 W on average, figures the gate recomputes."""
+@pytest.fixture(scope="module")
+def powered_run(tmp_path_factory) -> tuple[Path, subprocess.CompletedProcess[str]]:
+    """A real tiny run (PyTorch's tabular-mlp on the CPU, two rounds) whose powercap (BENCHSITE_POWERCAP) is a tree
+    whose package counter a thread advances at 50 W."""
+    tmp_path = tmp_path_factory.mktemp("powered")
     root = tmp_path / "powercap"
     counter = zone(root, "intel-rapl:0", "package-0", 0) / "energy_uj"
     stop = threading.Event()
@@ -263,9 +266,15 @@ def test_a_run_reads_a_cpus_energy_counter_around_each_round(tmp_path):
         stop.set()
         thread.join()
     assert done.returncode == 0, done.stdout + done.stderr
+    (path,) = (tmp_path / "out").rglob("*.yaml")
+    return path, done
+
+
+def test_a_run_reads_a_cpus_energy_counter_around_each_round(powered_run):
+    """Every measurement's CPU energy has a round per process, 50 W on average, figures the gate recomputes."""
+    path, done = powered_run
     said = re.search(r"Energy on cpu: rapl \(package-0\), idle ([\d.]+) W", " ".join(done.stdout.split()))
     assert said and float(said.group(1)) == pytest.approx(50.0, rel=0.05), done.stdout
-    (path,) = (tmp_path / "out").rglob("*.yaml")
     data = yaml.safe_load(path.read_text())
     assert data["schema_version"] == 11
     (probe,) = data["run"]["energy"]
@@ -281,3 +290,28 @@ def test_a_run_reads_a_cpus_energy_counter_around_each_round(tmp_path):
     result, problems = load(path)
     assert result is not None and not [p for p in problems if p.severity == "error"]
     assert not [p for p in check_result(str(path), result) if p.severity == "error"]
+
+
+def test_the_leaderboard_gives_each_measurements_energy_with_its_interval_and_source(powered_run, tmp_path):
+    """A site built from that run: the leaderboard's energy column holds each measurement's joules per unit with
+    its interval, samples per joule and the counter, and the open data the same figures."""
+    from site_builder.render import joules
+    from tests.conftest import build_site
+
+    path, _ = powered_run
+    data = yaml.safe_load(path.read_text())
+    results = tmp_path / "results" / data["machine"]["id"]
+    results.mkdir(parents=True)
+    shutil.copy(path, results / path.name)
+    done = build_site(tmp_path / "results", tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "leaderboards" / "tabular-mlp.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+    assert "energy a unit (95% interval), samples/J" in text
+    for m in data["measurements"]:
+        (e,) = m["energy"]
+        lo, hi = e["ci95_joules_per_unit"]
+        assert f"{joules(e['joules_per_unit'])} ({joules(lo)} .. {joules(hi)}); " in text
+    assert text.count(" samples/J, rapl") == len(data["measurements"])
+    csv = (tmp_path / "site" / "leaderboards" / "tabular-mlp.csv").read_text().splitlines()
+    assert {"joules_per_unit", "joules_lo", "joules_hi", "energy_source"} <= set(csv[0].split(","))
