@@ -293,8 +293,8 @@ def test_a_run_reads_a_cpus_energy_counter_around_each_round(powered_run):
 
 
 def test_the_leaderboard_gives_each_measurements_energy_with_its_interval_and_source(powered_run, tmp_path):
-    """A site built from that run: the leaderboard's energy column holds each measurement's joules per unit with
-    its interval, samples per joule and the counter, and the open data the same figures."""
+    """A site built from that run: the leaderboard's and the machine page's energy column hold each measurement's
+    joules per unit with its interval, samples per joule and the counter, and the CSV the same figures."""
     from site_builder.render import joules
     from tests.conftest import build_site
 
@@ -313,5 +313,8 @@ def test_the_leaderboard_gives_each_measurements_energy_with_its_interval_and_so
         lo, hi = e["ci95_joules_per_unit"]
         assert f"{joules(e['joules_per_unit'])} ({joules(lo)} .. {joules(hi)}); " in text
     assert text.count(" samples/J, rapl") == len(data["measurements"])
+    machine = (tmp_path / "site" / "machines" / f"{data['machine']['id']}.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", machine)).split())
+    assert text.count(" samples/J, rapl") == len(data["measurements"])  # the machine page, every measurement
     csv = (tmp_path / "site" / "leaderboards" / "tabular-mlp.csv").read_text().splitlines()
     assert {"joules_per_unit", "joules_lo", "joules_hi", "energy_source"} <= set(csv[0].split(","))
