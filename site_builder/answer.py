@@ -303,19 +303,23 @@ def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     loaded = Loaded().take(paths, own_models=True)  # a run of the user's own model gets its answer too
     mine = path.resolve() if path is not None else None
     refused = [str(p) for p in loaded.problems if p.severity == "error" and Path(p.path).resolve() == mine]
-    every = loaded.collector.every_run()
-    runs = between.measurement_runs(every) if not every.empty else pd.DataFrame()
-    speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
-    spread = between.estimate_all(runs, speedup_runs) if not runs.empty else between.Between()
-    shown = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
-    verdicts = _verdicts(shown, result.run.id)
     frame = loaded.collector.frame()
-    others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
-    places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
-    said = Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0, spread=spread)
+    site = None
     if any(m.workload == WORKLOAD for m in result.measurements) and not frame.empty:
         from site_builder.site import Site
 
-        site = Site.from_collector(loaded.collector, [])  # the suite as the site's pages compare it
+        site = Site.from_collector(loaded.collector, [])  # the suite as the site's pages compare it, for beside_suite
+        spread, shown = site.spread, site.run_speedups
+    else:
+        every = loaded.collector.every_run()
+        runs = between.measurement_runs(every) if not every.empty else pd.DataFrame()
+        speedup_runs = between.speedup_runs(runs) if not runs.empty else pd.DataFrame()
+        spread = between.estimate_all(runs, speedup_runs) if not runs.empty else between.Between()
+        shown = between.shown(speedup_runs, between.SPEEDUP, spread) if not speedup_runs.empty else speedup_runs
+    verdicts = _verdicts(shown, result.run.id)
+    others = standing.Published.from_table(standing.TableRows(frame)) if not frame.empty else standing.Published([])
+    places = standing.standing_of(result.machine.id, standing.rows_of(result), others, tau2=spread.tau2_of_time)
+    said = Answer(verdicts, places, between.note(spread), refused, between_runs=spread.machines > 0, spread=spread)
+    if site is not None:
         said.suite, said.suite_speedups = site.frame, site.speedups
     return said

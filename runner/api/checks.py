@@ -3,6 +3,8 @@ and the equivalence of the other frameworks' models with PyTorch's."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from runner.api.plan import Plan, Progress
 from runner.frameworks import REFERENCE
 from runner.measure import equivalence, executor
@@ -68,18 +70,7 @@ def run_energy(plan: Plan, progress: Progress) -> list[EnergyProbe]:
             progress.note(f"Energy on {p.device}: {p.source} ({', '.join(p.domains)}), {idle}{period}")
         elif not p.readable and p.of == "device":
             progress.note(f"No energy figures on {p.device}: {p.reason}")
-    return [
-        EnergyProbe(
-            device=p.device,
-            source=p.source,
-            of=p.of,
-            domains=p.domains,
-            counter_period_s=p.counter_period_s,
-            idle_power_w=p.idle_power_w,
-            reason=p.reason,
-        )
-        for p in probes
-    ]
+    return [EnergyProbe(**dataclasses.asdict(p)) for p in probes]
 
 
 def run_equivalence(plan: Plan, progress: Progress) -> list[EquivalenceCheck]:

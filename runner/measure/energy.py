@@ -23,6 +23,7 @@ the run goes on without it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import statistics
@@ -275,14 +276,8 @@ class Probe:
         return self.reason is None
 
     def as_job(self) -> dict[str, Any]:
-        return {
-            "device": self.device,
-            "source": self.source,
-            "of": self.of,
-            "domains": self.domains,
-            "counter_period_s": self.counter_period_s,
-            "idle_power_w": self.idle_power_w,
-        }
+        """What a measuring process is told of a readable source (its job's `energy`)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "reason"}
 
 
 def probe(devices: list[str], powercap: Path | None = None, nvml: Any = None) -> list[Probe]:
