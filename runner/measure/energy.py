@@ -37,6 +37,7 @@ from typing import Any
 
 POWERCAP = Path("/sys/class/powercap")
 POWERCAP_ENV = "BENCHSITE_POWERCAP"  # where powercap is, where a container mounts it elsewhere
+NVML_FI_DEV_POWER_INSTANT = 186  # nvmlDeviceGetFieldValues' field id of the board's instantaneous power (milliwatts)
 SAMPLE_EVERY_S = 0.01  # the power sampler's period where NVML has no energy counter
 PERIOD_PROBE_S = 1.0  # how long a counter is watched to find its update period
 IDLE_PROBE_S = 2.0  # how long the idle power is measured over
@@ -151,15 +152,30 @@ class NvmlCounter:
         pass
 
 
+def instant_watts(nvml: Any, handle: Any) -> float | None:
+    """The board's instantaneous power (NVML_FI_DEV_POWER_INSTANT), or None where the driver has no such field.
+    nvmlDeviceGetPowerUsage averages over a second on Ampere (except GA100) and later boards, so integrating it
+    lags every change of load by up to a second; before Ampere it is instantaneous itself."""
+    try:
+        value = nvml.nvmlDeviceGetFieldValues(handle, [NVML_FI_DEV_POWER_INSTANT])[0]
+    except Exception:  # an older driver or nvidia-ml-py without field values
+        return None
+    if value.nvmlReturn != 0:
+        return None
+    return float(value.value.uiVal) / 1e3
+
+
 class NvmlPowerSampler:
-    """Where a device has no energy counter (before Volta): its power (milliwatts) read every SAMPLE_EVERY_S by a
-    thread and integrated; read() is the energy up to its last sample (joules)."""
+    """Where a device has no energy counter (before Volta): its power read every SAMPLE_EVERY_S by a thread and
+    integrated (trapezoids); read() is the energy up to its last sample (joules). The instantaneous power where the
+    driver gives it (instant_watts), else nvmlDeviceGetPowerUsage."""
 
     source = "nvml-power-samples"
 
     def __init__(self, nvml: Any, handle: Any, index: int, every_s: float = SAMPLE_EVERY_S) -> None:
         self.nvml, self.handle, self.every_s = nvml, handle, every_s
         self.domains = [f"gpu {index}"]
+        self.instant = instant_watts(nvml, handle) is not None
         self._lock = threading.Lock()
         self._joules = 0.0
         self._last = (time.perf_counter(), self._watts())
@@ -168,6 +184,10 @@ class NvmlPowerSampler:
         self._thread.start()
 
     def _watts(self) -> float:
+        if self.instant:
+            watts = instant_watts(self.nvml, self.handle)
+            if watts is not None:
+                return watts
         return float(self.nvml.nvmlDeviceGetPowerUsage(self.handle)) / 1e3
 
     def _sample(self) -> None:
