@@ -104,8 +104,14 @@ DEPTH_FAMILY = "MLP, by parameter count (seed 001's depth sweep)"
 
 def advisor_summary(site_speedups: pd.DataFrame) -> pd.DataFrame:
     """What the advisor reads: per workload point, loop, framework and accelerator model (the accelerator models
-    most machines share), the median speedup over machines with its interval (speedup_summary)."""
-    return speedup_summary(top_models(site_speedups, "gpu_model")) if not site_speedups.empty else pd.DataFrame()
+    most machines share), the median speedup over machines with its interval (speedup_summary), and the accelerator's
+    median seconds a unit over those machines (t: what the money answer prices)."""
+    if site_speedups.empty:
+        return pd.DataFrame()
+    table = top_models(site_speedups, "gpu_model")
+    keys = ["workload", "point", "variant", "framework", "gpu_vendor", "gpu_model"]
+    seconds = table.groupby(keys, dropna=False, observed=True, sort=False)["median_s"].median().rename("t")
+    return speedup_summary(table).merge(seconds.reset_index(), on=keys, how="left")
 
 
 @dataclass(frozen=True)
@@ -162,7 +168,7 @@ def _interpolate(xs: np.ndarray, ys: np.ndarray, x: float) -> float:
 
 
 GRID_COLUMNS = [
-    "f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "v", "w", "near", "href", "n", "low", "high",
+    "f", "a", "g", "x", "gpu", "fw", "loop", "s", "lo", "hi", "v", "w", "t", "near", "href", "n", "low", "high",
 ]  # fmt: skip
 
 
@@ -175,6 +181,7 @@ def _estimate(sweep: pd.DataFrame, xs: np.ndarray, x: float) -> dict[str, Any]:
     if len(at):
         row = sweep.iloc[int(at[0])]
         s, lo, hi, how = float(row["speedup"]), float(row["speedup_lo"]), float(row["speedup_hi"]), ""
+        t = float(row["t"]) if "t" in sweep.columns else float("nan")
     else:
         right = int(np.searchsorted(xs, x))
         pair = sweep.iloc[[right - 1, right]]
@@ -184,8 +191,9 @@ def _estimate(sweep: pd.DataFrame, xs: np.ndarray, x: float) -> dict[str, Any]:
             lo = _interpolate(xs[[right - 1, right]], pair["speedup_lo"].to_numpy(float), x)
             hi = _interpolate(xs[[right - 1, right]], pair["speedup_hi"].to_numpy(float), x)
         how = f"interpolated between {pair['point'].iloc[0]} and {pair['point'].iloc[1]}"
+        t = _interpolate(xs, sweep["t"].to_numpy(float), x) if "t" in sweep.columns else float("nan")
     said = intervals.verdict(lo, hi)  # no interval: no clear winner (the sentence says why)
-    return {"s": s, "lo": lo, "hi": hi, "v": said, "w": how}
+    return {"s": s, "lo": lo, "hi": hi, "v": said, "w": how, "t": t}
 
 
 def row_anchor(point: str, variant: str) -> str:
@@ -271,6 +279,41 @@ def answer(row: dict[str, Any]) -> str:
     )
 
 
+# Example prices of an hour (US dollars) that the advisor's money answer starts from; the reader types theirs.
+CPU_USD_H, GPU_USD_H = 0.50, 4.00
+MONEY_CHEAPER_GPU, MONEY_CHEAPER_CPU = "the accelerator's machine costs less", "the CPU machine costs less"
+
+
+def usd(value: float) -> str:
+    """Dollars with cents, and below a cent with two significant digits more: $0.35, $0.00112 (charts.js, usd)."""
+    places = 2 if value >= 0.01 else max(2, math.ceil(-math.log10(value)) + 2) if value > 0 else 2
+    return f"${value:,.{places}f}"
+
+
+def money_answer(row: dict[str, Any], cpu_usd_h: float, gpu_usd_h: float) -> str:
+    """The advisor's answer in money for one accelerator's grid row, at the reader's prices of an hour of the CPU
+    machine and of the accelerator's machine, exactly as the page writes it (docs/javascripts/charts.js,
+    benchsiteAdvisorAnswers): what 1,000 units cost on each, and the CPU's cost over the accelerator's (the
+    speedup times the price ratio) with the speedup's own 95% interval scaled alike, and which costs less. "" where
+    the row has no figure."""
+    if row["g"] < 0 or _missing(row.get("t")) or _missing(row.get("s")) or gpu_usd_h <= 0 or cpu_usd_h <= 0:
+        return ""
+    unit = "epochs" if row["a"] == 0 else "steps"
+    hours = float(row["t"]) * 1000 / 3600
+    accelerator, cpu = hours * gpu_usd_h, hours * float(row["s"]) * cpu_usd_h
+    k = cpu_usd_h / gpu_usd_h
+    if _missing(row["lo"]) or _missing(row["hi"]):
+        ratio, said = f"{float(row['s']) * k:.2f}x ({TOO_FEW})", intervals.NO_CLEAR_WINNER
+    else:
+        lo, hi = float(row["lo"]) * k, float(row["hi"]) * k
+        ratio = f"{float(row['s']) * k:.2f}x (95% interval {lo:.2f} .. {hi:.2f})"
+        said = intervals.verdict(lo, hi, MONEY_CHEAPER_GPU, MONEY_CHEAPER_CPU)
+    return (
+        f"{row['gpu']}: 1,000 {unit} cost {usd(cpu)} on the CPU and {usd(accelerator)} on the accelerator; CPU cost "
+        f"over accelerator cost {ratio}: {said}."
+    )
+
+
 def _missing(value: Any) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
@@ -343,7 +386,14 @@ def advisor_chart(grid: pd.DataFrame, families: list[str]) -> alt.LayerChart:
         tooltip,
         row=36,
     )
-    return chart.add_params(family, framework, loop, params, batch).properties(
+    # The reader's prices: the page's money sentences read them (charts.js); the chart itself does not.
+    cpu_price = alt.param(
+        name="cpu_usd_h", value=CPU_USD_H, bind=alt.binding(input="number", name="CPU machine, $ an hour ")
+    )
+    gpu_price = alt.param(
+        name="gpu_usd_h", value=GPU_USD_H, bind=alt.binding(input="number", name="accelerator's machine, $ an hour ")
+    )
+    return chart.add_params(family, framework, loop, params, batch, cpu_price, gpu_price).properties(
         title="Expected speedup of each accelerator over its machine's CPU"
     )
 

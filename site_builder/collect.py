@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from runner import fidelity
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops
+from runner.results import energy as energy_rules
 from runner.results import intervals
 from runner.results.labels import cpu_label
 from runner.results.schema import Measurement, ResultFile
@@ -476,6 +477,7 @@ def _measurement_columns(
     peak, peak_source = _peak(result, m, measured_peaks)
     own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
     joules_ci = (own.ci95_joules_per_unit if own is not None else None) or (None, None)
+    side, scope = energy_rules.side_rounds(m.energy)
     return {
         "workload": intern(m.workload),
         "workload_hash": intern(m.workload_hash),
@@ -513,6 +515,8 @@ def _measurement_columns(
         "joules_lo": joules_ci[0],
         "joules_hi": joules_ci[1],
         "energy_source": intern(own.source) if own is not None else "",
+        "energy_rounds": side or None,
+        "energy_scope": intern(scope),
         "pairing": pairing,
         "samples": values,
     }
@@ -567,7 +571,7 @@ def _pandas(table: pa.Table, categories: list[str], columns: list[str] = COLUMNS
     data: dict[str, Any] = {}
     for name in columns:
         column = _plain_text(table.column(name))
-        if name == "samples":
+        if name in ("samples", "energy_rounds"):
             values = column.cast(pa.list_(pa.float64())).to_pandas()
             pairing = (
                 _plain_text(table.column("pairing")).to_pylist()

@@ -54,6 +54,10 @@ COLUMNS = [
     "joules_lo",
     "joules_hi",
     "energy_source",
+    # the CPU-or-accelerator comparison in energy: what the measured side used a unit, round by round (its device's
+    # source plus the host CPU's, runner.results.energy.side_rounds; paired as `samples` are), and what was summed
+    "energy_rounds",
+    "energy_scope",
     "pairing",  # what pairs a measurement's rounds with another's (collect: a run, framework and loop), or ""
     "samples",  # what the figure is computed from: one value per round (schema 9), else the raw samples
 ]
@@ -84,5 +88,5 @@ NUMERIC = [
 CATEGORIES = [
     c
     for c in COLUMNS
-    if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "bounded", "samples"}
+    if c not in {*NUMERIC, "workload_hash", "started_at", "batch_size", "stable", "bounded", "samples", "energy_rounds"}
 ]

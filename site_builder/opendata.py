@@ -118,6 +118,14 @@ SPEEDUP_COLUMNS = {
     "verdict": "accelerator faster or CPU faster where the interval clears 1x, else no clear winner; too few "
     "samples: no interval where either side has no interval of its own.",
     "state": "ok, or ok, unstable where either measurement is (stable false).",
+    "energy_ratio": "level machine: the CPU's joules per unit over the accelerator's (its own counter plus the host "
+    "CPU's over the same windows), each side's median over the newest run's rounds; above 1 the accelerator uses "
+    "less energy. Empty where a side has no energy reading.",
+    "energy_ratio_lo": "Low end of its 95% interval (Student's t on the log ratios of the rounds, paired where the run "
+    "alternated them).",
+    "energy_ratio_hi": "High end of that interval.",
+    "energy_verdict": "accelerator uses less energy or CPU uses less energy where the interval clears 1x.",
+    "energy_note": "Why there is no energy ratio or no interval, where there is none.",
 }
 
 
@@ -209,7 +217,8 @@ def speedup_run_rows(site: Site) -> pd.DataFrame:
         level="run", speedup=runs["value"], speedup_lo=runs["lo"], speedup_hi=runs["hi"],
         state=np.where(either, UNSTABLE, "ok"),
     )  # fmt: skip
-    table = table.assign(verdict=verdicts(table))
+    table = table.assign(verdict=verdicts(table), energy_ratio=np.nan, energy_ratio_lo=np.nan, energy_ratio_hi=np.nan,
+                         energy_verdict="", energy_note="")  # fmt: skip
     table = plain(table).sort_values([*_SPEEDUP_SORT, "started_at", "run_id"])
     return inert(table[list(SPEEDUP_COLUMNS)]).reset_index(drop=True)
 

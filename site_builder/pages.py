@@ -22,6 +22,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from runner.results import intervals
 from runner.results.labels import cpu_label
 from site_builder import advisor, charts, memo, opendata, seeds
 from site_builder.analyses.crossovers import batch_by_accelerator, crossover_summary, sweep_by_device
@@ -469,7 +470,7 @@ def _machine_local(site: Site, machine_id: str) -> str:
             for d, p, c, n, _ in sorted(s.runs, reverse=True)
         ],
         "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
-        "energy": bool(not rows.empty and rows["joules_per_unit"].notna().any()),
+        "energy": bool(not rows.empty and (rows["joules_per_unit"].notna().any() or rows["energy_note"].ne("").any())),
         "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
         if apart is not None and not apart.empty
         else [],
@@ -515,6 +516,11 @@ LEADERBOARD_COLUMNS = [
     "joules_lo",
     "joules_hi",
     "energy_source",
+    "energy_ratio",
+    "energy_ratio_lo",
+    "energy_ratio_hi",
+    "energy_verdict",
+    "energy_note",
     "state",
 ]
 
@@ -540,7 +546,7 @@ def leaderboard(workload: str) -> Callable[[Site], str]:
             per_group=LEADERBOARD_ROWS_PER_GROUP,
             total=len(rows),
             rows=_records(shown),
-            energy=bool(shown["joules_per_unit"].notna().any()),
+            energy=bool(shown["joules_per_unit"].notna().any() or shown["energy_note"].fillna("").ne("").any()),
         )
 
     return page
@@ -590,6 +596,11 @@ def advisor_page(site: Site) -> str:
         steps=advisor.PARAM_STEPS,
         nothing=advisor.NOTHING_MEASURED,
         no_interval=TOO_FEW,
+        no_clear=intervals.NO_CLEAR_WINNER,
+        cheaper_gpu=advisor.MONEY_CHEAPER_GPU,
+        cheaper_cpu=advisor.MONEY_CHEAPER_CPU,
+        cpu_price=f"{advisor.CPU_USD_H:.2f}",
+        gpu_price=f"{advisor.GPU_USD_H:.2f}",
     )
 
 

@@ -23,7 +23,7 @@ from site_builder.analyses import between
 from site_builder.analyses.crossovers import batch_crossovers, crossovers
 from site_builder.analyses.frames import plain, states, with_peak_share
 from site_builder.analyses.slices import in_slice, primary_slice, split
-from site_builder.analyses.speedups import speedups
+from site_builder.analyses.speedups import ENERGY_COLUMNS, speedups
 from site_builder.collect import Collector
 from site_builder.columns import KEY
 from site_builder.machines import Machines
@@ -192,8 +192,12 @@ class Site:
         rows = with_peak_share(plain(part))
         rows = rows.assign(state=states(rows))
         if self.speedups.empty:
-            return rows.assign(speedup=float("nan"), speedup_lo=float("nan"), speedup_hi=float("nan"), verdict="")
-        speed = speedups[[*KEY, "speedup", "speedup_lo", "speedup_hi", "verdict"]]
+            nan = float("nan")
+            return rows.assign(
+                speedup=nan, speedup_lo=nan, speedup_hi=nan, verdict="", energy_ratio=nan, energy_ratio_lo=nan,
+                energy_ratio_hi=nan, energy_verdict="", energy_note="",
+            )  # fmt: skip
+        speed = speedups[[*KEY, "speedup", "speedup_lo", "speedup_hi", "verdict", *ENERGY_COLUMNS]]
         merged = rows.merge(speed, on=KEY, how="left")  # one speedup per measurement: no row added
         merged.index = part.index
         return merged

@@ -162,6 +162,88 @@ def test_a_board_without_a_counter_has_its_power_sampled_and_integrated():
         meter.close()
 
 
+def test_a_sampler_prefers_the_boards_instantaneous_power_to_its_one_second_average():
+    class Field:
+        def __init__(self, mw: int) -> None:
+            self.nvmlReturn, self.value = 0, type("V", (), {"uiVal": mw})()
+
+    class Hopper(Board):  # the usage reading averages a second; the instant field follows the load
+        def nvmlDeviceGetFieldValues(self, handle: int, ids: list[int]) -> list[Field]:
+            assert ids == [energy.NVML_FI_DEV_POWER_INSTANT]
+            return [Field(int(250.0 * 1e3))]
+
+    meter = energy.nvml_meter(0, Hopper(watts=100.0, counter=False))
+    try:
+        assert meter.instant
+        start = meter.read()
+        time.sleep(0.3)
+        assert meter.read() - start == pytest.approx(0.3 * 250.0, rel=0.1)
+    finally:
+        meter.close()
+
+
+class Instinct:
+    """An AMD board as amdsmi answers for it: an energy accumulator in counts of `resolution` microjoules at `watts`
+    (the key is `power` before ROCm 6.1, `energy_accumulator` after)."""
+
+    def __init__(self, watts: float, resolution: float = 15.3, key: str = "energy_accumulator") -> None:
+        self.watts, self.resolution, self.key, self.t0 = watts, resolution, key, time.perf_counter()
+
+    def amdsmi_init(self) -> None:
+        pass
+
+    def amdsmi_get_processor_handles(self) -> list[str]:
+        return ["gpu0", "gpu1"]
+
+    def amdsmi_get_energy_count(self, handle: str) -> dict[str, float]:
+        uj = (time.perf_counter() - self.t0) * self.watts * 1e6
+        return {self.key: int(uj / self.resolution), "counter_resolution": self.resolution, "timestamp": 0}
+
+
+@pytest.mark.parametrize("key", ["energy_accumulator", "power"])
+def test_an_amd_boards_accumulator_is_read_in_joules(key):
+    meter = energy.amdsmi_meter(1, Instinct(watts=200.0, key=key))
+    assert meter.source == "amdsmi-counter" and meter.domains == ["gpu 1"]
+    start = meter.read()
+    time.sleep(0.3)
+    assert meter.read() - start == pytest.approx(0.3 * 200.0, rel=0.1)
+
+    class VirtualGuest(Instinct):
+        def amdsmi_get_energy_count(self, handle: str) -> dict[str, float]:
+            raise RuntimeError("AMDSMI_STATUS_NOT_SUPPORTED")
+
+    with pytest.raises(energy.Unreadable, match="amdsmi cannot read GPU 0's energy counter"):
+        energy.amdsmi_meter(0, VirtualGuest(1.0))
+
+
+def test_powermetrics_samples_are_summed_per_domain(tmp_path):
+    """powermetrics' property lists, each ended by a NUL, as it streams them: the GPU's energy is the sum of its
+    samples' gpu_energy (millijoules), the CPU's of cpu_energy."""
+    script = tmp_path / "powermetrics.py"
+    script.write_text(
+        "import plistlib, sys, time\n"
+        "for i in range(1000):\n"
+        "    doc = {'elapsed_ns': 20_000_000, 'processor': {'cpu_energy': 30, 'gpu_energy': 100, 'cpu_power': 1500}}\n"
+        "    sys.stdout.buffer.write(plistlib.dumps(doc) + b'\\0')\n"
+        "    sys.stdout.buffer.flush()\n"
+        "    time.sleep(0.02)\n"
+    )
+    for domain, mj in (("gpu", 100), ("cpu", 30)):
+        meter = energy.PowermetricsSampler(domain, command=[sys.executable, str(script)])
+        try:
+            start = meter.read()
+            time.sleep(0.5)
+            got = meter.read() - start
+            samples = got / (mj / 1e3)
+            assert samples == pytest.approx(round(samples)) and 10 <= samples <= 30  # whole samples, about 25
+        finally:
+            meter.close()
+    silent = tmp_path / "silent.py"
+    silent.write_text("import time\ntime.sleep(30)\n")
+    with pytest.raises(energy.Unreadable, match="powermetrics gave no sample"):
+        energy.PowermetricsSampler("gpu", command=[sys.executable, str(silent)])
+
+
 def test_the_period_of_a_counter_that_never_moves_is_unknown():
     assert energy.counter_period(lambda: 5.0, watch_s=0.05) is None
 
@@ -232,6 +314,13 @@ def test_the_gate_recomputes_energy_and_refuses_what_the_device_could_not_have_d
         update={"machine": result.machine.model_copy(update={"cpu": arm})}
     )
     assert any("RAPL is an x86 CPU's" in p.message for p in check_result("f", on_arm) if "energy" in p.field)
+
+    said = [p.message for p in check_result("f", _with_energy(result, i, _block("amdsmi-counter", "device", good)))
+            if "energy" in p.field]  # fmt: skip
+    assert any("this machine has no AMD accelerator" in m for m in said)
+    said = [p.message for p in check_result("f", _with_energy(result, j, _block("powermetrics", "device", good)))
+            if "energy" in p.field]  # fmt: skip
+    assert any("powermetrics is macOS's, this machine runs Linux" in m for m in said)
 
     too_many = _block("nvml-counter", "device", good * 2, spu)
     assert any("6 rounds, the measurement has 3" in p.message
@@ -318,3 +407,101 @@ def test_the_leaderboard_gives_each_measurements_energy_with_its_interval_and_so
     assert text.count(" samples/J, rapl") == len(data["measurements"])  # the machine page, every measurement
     csv = (tmp_path / "site" / "leaderboards" / "tabular-mlp.csv").read_text().splitlines()
     assert {"joules_per_unit", "joules_lo", "joules_hi", "energy_source"} <= set(csv[0].split(","))
+
+
+def test_a_side_sums_its_device_and_host_round_by_round_and_leaves_out_rounds_too_short():
+    gpu = {"of": "device", "source": "nvml-counter", "counter_period_s": 0.1,
+           "rounds": [{"joules": 50.0, "units": 100, "window_s": 2.0}, {"joules": 60.0, "units": 100, "window_s": 0.5},
+                      {"joules": 55.0, "units": 100, "window_s": 2.0}]}  # fmt: skip
+    host = {"of": "host", "source": "rapl", "counter_period_s": 0.001,
+            "rounds": [{"joules": 30.0, "units": 100, "window_s": 2.0}, {"joules": 30.0, "units": 100, "window_s": 0.5},
+                       {"joules": 31.0, "units": 100, "window_s": 2.0}]}  # fmt: skip
+    values, scope = figures.side_rounds([gpu, host])
+    assert scope == "nvml-counter + host rapl"
+    assert values[0] == pytest.approx(0.8) and values[2] == pytest.approx(0.86)
+    assert values[1] != values[1]  # 0.5 s is 5 of the counter's updates: not attributable, NaN in its place
+    assert figures.side_rounds([host]) == ([], "") and figures.side_rounds([]) == ([], "")
+
+
+def test_the_energy_ratio_pairs_a_runs_rounds_and_says_which_side_was_not_measured():
+    from site_builder.analyses.speedups import energy_ratio
+    from site_builder.uncertainty import Rounds
+
+    cpu, gpu = Rounds([2.0, 2.4, 1.9], "run/torch/as-written"), Rounds([0.8, 0.95, 0.76], "run/torch/as-written")
+    out = energy_ratio(cpu, gpu, "rapl", "nvml-counter + host rapl")
+    assert out["energy_ratio"] == pytest.approx(2.0 / 0.8)
+    # paired: the rounds' log ratios are nearly constant, so the interval is narrow; unpaired (Welch) it is wide
+    welch = energy_ratio(Rounds(cpu, "a"), Rounds(gpu, "b"), "rapl", "nvml-counter + host rapl")
+    assert out["energy_ratio_lo"] > welch["energy_ratio_lo"] and out["energy_ratio_hi"] < welch["energy_ratio_hi"]
+    assert out["energy_ratio_lo"] > 1 and out["energy_verdict"] == figures.ENERGY_ABOVE
+    assert energy_ratio(gpu, cpu, "rapl", "nvml-counter + host rapl")["energy_verdict"] == figures.ENERGY_BELOW
+    none = energy_ratio(None, gpu, "", "nvml-counter")
+    assert none["energy_ratio"] != none["energy_ratio"] and none["energy_note"] == figures.NO_CPU_SIDE
+    assert energy_ratio(cpu, None, "rapl", "")["energy_note"] == figures.NO_ACCELERATOR_SIDE
+    assert energy_ratio(cpu, gpu, "rapl", "nvml-counter")["energy_note"] == figures.NO_HOST_SIDE
+    one = energy_ratio(Rounds([2.0], "r"), Rounds([0.8], "r"), "rapl", "nvml-counter + host rapl")
+    assert one["energy_ratio"] == pytest.approx(2.5) and one["energy_ratio_lo"] != one["energy_ratio_lo"]
+    assert "no interval" in one["energy_note"] and one["energy_verdict"] == ""
+    # a round one side cannot attribute drops that pair, not the pairing
+    gapped = energy_ratio(Rounds([2.0, float("nan"), 1.9, 2.1], "r"), Rounds([0.8, 0.9, 0.76, 0.84], "r"), "rapl",
+                          "nvml-counter + host rapl")  # fmt: skip
+    assert gapped["energy_ratio"] == pytest.approx(2.0 / 0.8) and gapped["energy_ratio_lo"] > 1
+
+
+def _powered_gpu_file(cpu_energy: bool = True):
+    """The H100 machine's committed run with energy blocks on every measurement: the CPU's RAPL on the CPU side, the
+    board's counter and the host's RAPL on the GPU side, each a round per process (schema 11)."""
+    result = _gpu_file()
+    accelerators = [a.model_copy(update={"power_limit_w": 700.0}) for a in result.machine.accelerators]
+    ms = []
+    for m in result.measurements:
+        n = len(m.rounds)
+
+        def block(source: str, of: str, per_unit: float, period: float, n: int = n, m=m) -> Energy:
+            drift = [1.0, 1.06, 0.97, 1.03][:n] if source == "rapl" else [1.0, 1.02, 1.01, 0.99][:n]
+            rounds = [EnergyRound(joules=per_unit * 100 * d, units=100, window_s=2.0) for d in drift]
+            numbers = figures.figures([r.model_dump() for r in rounds], period, 20.0, m.samples_per_unit)
+            return Energy(source=source, of=of, domains=["x"], counter_period_s=period, idle_power_w=20.0,
+                          rounds=rounds, **numbers)  # fmt: skip
+
+        if m.device == "cpu":
+            blocks = [block("rapl", "device", 3.0, 0.001)] if cpu_energy else []
+        else:
+            blocks = [block("nvml-counter", "device", 0.5, 0.1), block("rapl", "host", 0.3, 0.001)]
+        ms.append(m.model_copy(update={"energy": blocks}))
+    machine = result.machine.model_copy(update={"accelerators": accelerators})
+    return result.model_copy(update={"measurements": ms, "machine": machine, "schema_version": 11})
+
+
+@pytest.mark.parametrize("cpu_energy", [True, False])
+def test_machine_pages_and_the_open_data_give_the_energy_answer_from_one_rule(tmp_path, cpu_energy):
+    """With both sides read, every accelerator row on the machine page shows the CPU-over-accelerator energy ratio
+    (3.0 J against 0.5 + 0.3 J a unit: 3.75x, the accelerator uses less), the same figure and interval as
+    speedups.csv; with the CPU side unread, the page says so instead of a figure."""
+    import csv as csvmod
+
+    from runner.results.storage import dumps, file_name
+    from site_builder.render import interval, times
+    from tests.conftest import build_site
+
+    result = _powered_gpu_file(cpu_energy)
+    folder = tmp_path / "results" / result.machine.id
+    folder.mkdir(parents=True)
+    (folder / file_name(result)).write_text(dumps(result))
+    done = build_site(tmp_path / "results", tmp_path / "site", strict=True)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "site" / "machines" / f"{result.machine.id}.html").read_text()
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", page)).split()).replace(" :", ":")
+    with open(tmp_path / "site" / "data" / "speedups.csv", newline="") as f:
+        rows = [r for r in csvmod.DictReader(f) if r["level"] == "machine"]
+    assert rows
+    if cpu_energy:
+        for r in rows:
+            ratio, lo, hi = float(r["energy_ratio"]), float(r["energy_ratio_lo"]), float(r["energy_ratio_hi"])
+            assert ratio == pytest.approx(3.75, rel=0.05) and lo < ratio < hi
+            assert r["energy_verdict"] == figures.ENERGY_ABOVE
+            assert f"{times(ratio)} ({interval(lo, hi)}): {figures.ENERGY_ABOVE}" in text
+        assert text.count(figures.ENERGY_ABOVE) >= len(rows)
+    else:
+        assert all(r["energy_ratio"] == "" and r["energy_note"] == figures.NO_CPU_SIDE for r in rows)
+        assert text.count(figures.NO_CPU_SIDE) >= len(rows)

@@ -655,3 +655,37 @@ def test_scale_series_keep_cpu_and_gpu_and_every_run_apart(site, browser):
     h200_tuned = {label for label in labels if "H200" in label and "tuned" in label}
     assert len(h200_tuned) >= 5, labels  # the 2 x H200 machine's eager run and four compiled runs: a line each
     page.close()
+
+
+def test_the_advisor_answers_in_money_at_the_readers_prices(site, server, browser):
+    """Below the speed answer, one sentence per accelerator in money: at the example prices, then at prices the
+    reader types into the two fields, each the sentence site_builder.advisor.money_answer writes for the same grid
+    row; a cheap enough accelerator machine turns the verdict."""
+    with watched_page(browser, server, "file", viewport={"width": 1300, "height": 900}) as page:
+        page.goto((site / "advisor.html").as_uri())
+        wait_for_charts(page)
+        page.wait_for_selector("#advisor-answers p.benchsite-money")
+        spec = json.loads(page.locator("#chart-advisor").get_attribute("data-spec"))
+        grid = next(iter(spec["datasets"].values()))
+        at = {r["gpu"]: r for r in grid if r["f"] == 0 and r["fw"] == "torch" and r["loop"] == "as-written"
+              and r["g"] == 5 * advisor.PARAM_STEPS}  # fmt: skip
+
+        def shown() -> list[str]:
+            return page.locator("#advisor-answers p.benchsite-money").all_inner_texts()
+
+        def expected(cpu: float, gpu: float) -> list[str]:
+            return sorted(t for t in (advisor.money_answer(r, cpu, gpu) for r in at.values()) if t)
+
+        first = shown()
+        assert first and first == expected(advisor.CPU_USD_H, advisor.GPU_USD_H), (first, at)
+        assert all("1,000 epochs cost $" in t for t in first)
+        _bound(page, "CPU machine, \\$ an hour").locator("input").fill("2")
+        _bound(page, "accelerator's machine, \\$ an hour").locator("input").fill("0.25")
+        page.wait_for_function(
+            "b => JSON.stringify([...document.querySelectorAll('#advisor-answers p.benchsite-money')]"
+            ".map(p => p.innerText)) !== b",
+            arg=json.dumps(first),
+        )
+        cheap = shown()
+        assert cheap == expected(2.0, 0.25), cheap
+        assert any(advisor.MONEY_CHEAPER_GPU in t for t in cheap) or any("no clear winner" in t for t in cheap)

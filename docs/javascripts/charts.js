@@ -60,6 +60,29 @@ function benchsiteAdvisorAnswers(el, result) {
       near: row.near, href: row.href,
     };
   }
+  // site_builder/advisor.py (usd, money_answer) writes the same money sentence.
+  function usd(v) {
+    var places = v >= 0.01 ? 2 : (v > 0 ? Math.max(2, Math.ceil(-Math.log10(v)) + 2) : 2);
+    return "$" + Number(v).toLocaleString("en-US", { minimumFractionDigits: places, maximumFractionDigits: places });
+  }
+  function money(row, cpuPrice, gpuPrice) {
+    var missing = function (v) { return v === null || v === undefined || Number.isNaN(v); };
+    if (row.g < 0 || missing(row.t) || missing(row.s) || !(cpuPrice > 0) || !(gpuPrice > 0)) return "";
+    var unit = row.a === 0 ? "epochs" : "steps";
+    var hours = row.t * 1000 / 3600, k = cpuPrice / gpuPrice;
+    var ratio, said;
+    if (missing(row.lo) || missing(row.hi)) {
+      ratio = fixed(row.s * k) + "x (" + box.getAttribute("data-no-interval") + ")";
+      said = box.getAttribute("data-no-clear");
+    } else {
+      var lo = row.lo * k, hi = row.hi * k;
+      ratio = fixed(row.s * k) + "x (95% interval " + fixed(lo) + " .. " + fixed(hi) + ")";
+      said = lo > 1 ? box.getAttribute("data-cheaper-gpu") : hi < 1 ? box.getAttribute("data-cheaper-cpu") :
+        box.getAttribute("data-no-clear");
+    }
+    return row.gpu + ": 1,000 " + unit + " cost " + usd(hours * row.s * cpuPrice) + " on the CPU and " +
+      usd(hours * gpuPrice) + " on the accelerator; CPU cost over accelerator cost " + ratio + ": " + said + ".";
+  }
   function update() {
     var family = view.signal("family"), framework = view.signal("framework"), loop = view.signal("loop");
     var position = { 0: Math.round(view.signal("log_params") * box.getAttribute("data-steps")), 1: view.signal("log_batch") };
@@ -85,8 +108,17 @@ function benchsiteAdvisorAnswers(el, result) {
       }
       box.appendChild(p);
     });
+    var cpuPrice = Number(view.signal("cpu_usd_h")), gpuPrice = Number(view.signal("gpu_usd_h"));
+    Object.keys(perGpu).sort().forEach(function (gpu) {
+      var text = money(perGpu[gpu], cpuPrice, gpuPrice);
+      if (!text) return;
+      var p = document.createElement("p");
+      p.className = "benchsite-money";
+      p.textContent = text;
+      box.appendChild(p);
+    });
   }
-  ["family", "framework", "loop", "log_params", "log_batch"].forEach(function (name) {
+  ["family", "framework", "loop", "log_params", "log_batch", "cpu_usd_h", "gpu_usd_h"].forEach(function (name) {
     view.addSignalListener(name, update);
   });
   update();

@@ -200,6 +200,14 @@ def _energy_problems(path: str, where: str, m: Measurement, result: ResultFile) 
             wrong = f"RAPL is an x86 CPU's, this CPU is {machine.cpu.arch}"
         elif e.source == "rapl" and (e.of == "device") != (m.device == "cpu"):
             wrong = "RAPL is the CPU's: the measured device on the CPU, the host beside an accelerator"
+        elif e.source == "amdsmi-counter" and not any(a.vendor == "amd" for a in machine.accelerators):
+            wrong = "this machine has no AMD accelerator"
+        elif e.source == "amdsmi-counter" and (e.of != "device" or m.device != "rocm"):
+            wrong = "amdsmi reads an AMD device, the measured one"
+        elif e.source == "powermetrics" and machine.os.system != "Darwin":
+            wrong = f"powermetrics is macOS's, this machine runs {machine.os.system}"
+        elif e.source == "powermetrics" and m.device not in ("cpu", "mps"):
+            wrong = "powermetrics reads Apple silicon's CPU and GPU"
         if wrong:
             problems.append(Problem(path, f"{at}.source", f"{e.source} ({e.of}): {wrong}"))
             continue
@@ -219,6 +227,8 @@ def _energy_problems(path: str, where: str, m: Measurement, result: ResultFile) 
         if e.source.startswith("nvml"):
             limit = max((a.power_limit_w or 0.0 for a in nvidia), default=0.0)
             device = "its enforced power limit"
+        elif e.source in ("amdsmi-counter", "powermetrics"):
+            limit, device = 0.0, ""  # no limit recorded: the figures are recomputed, the power is not bounded
         else:
             limit = RAPL_WATTS_PER_SOCKET * max(1, machine.cpu.sockets or 1)
             device = f"{RAPL_WATTS_PER_SOCKET:g} W a socket"

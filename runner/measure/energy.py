@@ -5,6 +5,9 @@ Energy is measured, never estimated (no figure from a TDP). Sources:
 - **NVIDIA, `nvml-counter`**: NVML's total-energy counter of the device (millijoules since the driver loaded; Volta
   and later). **`nvml-power-samples`** where the counter does not exist: the board's power read every
   SAMPLE_EVERY_S by a thread and integrated (trapezoids).
+- **AMD, `amdsmi-counter`**: ROCm amdsmi's energy accumulator of the board (bare metal; not in a VM's guest).
+- **Apple silicon, `powermetrics`**: macOS's powermetrics (root only), a sample every 100 ms of the energy the CPU
+  or the GPU used, summed; on a Mac it is the CPU's source too.
 - **CPU, `rapl`**: RAPL through Linux's powercap (`/sys/class/powercap`): every package's zone and its DRAM subzone,
   summed. `psys` (the whole platform, which holds the packages) and the `core` and `uncore` subzones (inside their
   package) are left out, and a zone whose name repeats another's (the `intel-rapl-mmio` copy of a package) is read
@@ -24,6 +27,7 @@ the run goes on without it.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import itertools
 import os
 import statistics
@@ -235,11 +239,131 @@ def nvml_meter(index: int, nvml: Any = None) -> NvmlCounter | NvmlPowerSampler:
         return NvmlPowerSampler(nvml, handle, index)
 
 
+class AmdsmiCounter:
+    """An AMD accelerator's energy accumulator through amdsmi (joules since the driver loaded): the accumulator times
+    its resolution (microjoules a count)."""
+
+    source = "amdsmi-counter"
+
+    def __init__(self, amdsmi: Any, handle: Any, index: int) -> None:
+        self.amdsmi, self.handle = amdsmi, handle
+        self.domains = [f"gpu {index}"]
+
+    def read(self) -> float:
+        got = self.amdsmi.amdsmi_get_energy_count(self.handle)
+        count = got["energy_accumulator"] if "energy_accumulator" in got else got["power"]  # the name before ROCm 6.1
+        return float(count) * float(got["counter_resolution"]) / 1e6
+
+    def close(self) -> None:
+        pass
+
+
+def amdsmi_meter(index: int, amdsmi: Any = None) -> AmdsmiCounter:
+    """The energy counter of the AMD accelerator at amdsmi's index `index` (an Instinct or Radeon board on bare metal;
+    amdsmi does not give it in a virtual machine's guest)."""
+    if amdsmi is None:
+        try:
+            amdsmi = importlib.import_module("amdsmi")  # ROCm's amd_smi Python package
+        except ImportError:
+            raise Unreadable("AMD energy needs ROCm's amdsmi Python package (it ships with ROCm 6)") from None
+    try:
+        amdsmi.amdsmi_init()
+        handle = amdsmi.amdsmi_get_processor_handles()[index]
+        meter = AmdsmiCounter(amdsmi, handle, index)
+        meter.read()
+    except Exception as exc:  # AmdSmiLibraryException: not supported (a VM guest), no such device
+        raise Unreadable(f"amdsmi cannot read GPU {index}'s energy counter: {exc}") from None
+    return meter
+
+
+POWERMETRICS = "/usr/bin/powermetrics"
+POWERMETRICS_EVERY_MS = 100
+
+
+class PowermetricsSampler:
+    """Apple silicon's CPU or GPU energy from macOS's powermetrics (root only): a sample every POWERMETRICS_EVERY_MS
+    as a property list, each with the energy the domain used over its interval (`processor`'s `cpu_energy` or
+    `gpu_energy`, millijoules), summed by a thread; read() is the energy up to the last sample (joules)."""
+
+    source = "powermetrics"
+
+    def __init__(self, domain: str, command: list[str] | None = None) -> None:
+        import subprocess
+
+        self.domain = domain  # cpu or gpu
+        self.domains = [domain]
+        self._lock = threading.Lock()
+        self._joules = 0.0
+        self._proc = subprocess.Popen(
+            command or [POWERMETRICS, "--samplers", "cpu_power,gpu_power", "-i", str(POWERMETRICS_EVERY_MS),
+                        "-f", "plist"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        self._first = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="benchsite-powermetrics", daemon=True)
+        self._thread.start()
+        if not self._first.wait(2.0 + 5 * POWERMETRICS_EVERY_MS / 1e3):
+            self.close()
+            raise Unreadable("powermetrics gave no sample (it needs root: sudo benchsite run)")
+
+    def _run(self) -> None:
+        import plistlib
+
+        assert self._proc.stdout is not None
+        buffer = b""
+        while chunk := self._proc.stdout.read1(65536):  # type: ignore[attr-defined]
+            buffer += chunk
+            *documents, buffer = buffer.split(b"\0")  # powermetrics ends each sample's property list with a NUL
+            for document in documents:
+                if not document.strip():
+                    continue
+                try:
+                    sample = plistlib.loads(document.strip())
+                except Exception:
+                    continue
+                millijoules = sample.get("processor", {}).get(f"{self.domain}_energy")
+                if millijoules is None:
+                    continue
+                with self._lock:
+                    self._joules += float(millijoules) / 1e3
+                self._first.set()
+
+    def read(self) -> float:
+        with self._lock:
+            return self._joules
+
+    def close(self) -> None:
+        if self._proc.poll() is None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=2.0)
+            except Exception:
+                self._proc.kill()
+                self._proc.wait()
+        self._thread.join(timeout=1.0)
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+
+
+def powermetrics_meter(domain: str) -> PowermetricsSampler:
+    """Apple silicon's `domain` (cpu or gpu) energy, where powermetrics can run (macOS, as root)."""
+    import platform
+
+    if platform.system() != "Darwin":
+        raise Unreadable("powermetrics is macOS's")
+    if os.geteuid() != 0:
+        raise Unreadable("powermetrics needs root on macOS: sudo benchsite run (or --no-energy)")
+    return PowermetricsSampler(domain)
+
+
 def visible_gpu_index() -> int:
-    """The NVML index of the GPU a measuring process uses (its first CUDA device): the first entry of
-    CUDA_VISIBLE_DEVICES where it names an index, else 0."""
-    first = os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")[0].strip()
-    return int(first) if first.isdigit() else 0
+    """The index of the GPU a measuring process uses (its first device) for NVML or amdsmi: the first entry of
+    CUDA_VISIBLE_DEVICES (or ROCm's HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES) where it names an index, else 0."""
+    for name in ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES"):
+        first = os.environ.get(name, "").split(",")[0].strip()
+        if first.isdigit():
+            return int(first)
+    return 0
 
 
 def counter_period(
@@ -303,17 +427,24 @@ class Probe:
 def probe(devices: list[str], powercap: Path | None = None, nvml: Any = None) -> list[Probe]:
     """Every energy source for the run's devices (cpu, cuda), each read once for its update period and idle power,
     or why it cannot be read. An accelerator's measurements read the host's RAPL too, where it is readable."""
+    import platform
+
     found: list[Probe] = []
     rapl: Probe
-    try:
-        meter = RaplMeter(rapl_zones(powercap))
-        rapl = Probe("cpu", "rapl", domains=meter.domains)
-        rapl.counter_period_s = counter_period(meter.read)
-        rapl.idle_power_w = idle_power(meter.read)
-    except Unreadable as exc:
-        rapl = Probe("cpu", "rapl", reason=str(exc))
+    if platform.system() == "Darwin":  # Apple silicon: the CPU's energy is powermetrics', there is no RAPL
+        rapl = _probe_of("cpu", "powermetrics", lambda: powermetrics_meter("cpu"))
+    else:
+        rapl = _probe_of("cpu", "rapl", lambda: RaplMeter(rapl_zones(powercap)))
     if "cpu" in devices:
         found.append(rapl)
+    if "rocm" in devices:
+        found.append(_probe_of("rocm", "amdsmi-counter", lambda: amdsmi_meter(visible_gpu_index())))
+        found.append(Probe("rocm", rapl.source, "host", rapl.domains, rapl.counter_period_s, rapl.idle_power_w,
+                           rapl.reason))  # fmt: skip
+    if "mps" in devices:
+        found.append(_probe_of("mps", "powermetrics", lambda: powermetrics_meter("gpu")))
+        found.append(Probe("mps", rapl.source, "host", rapl.domains, rapl.counter_period_s, rapl.idle_power_w,
+                           rapl.reason))  # fmt: skip
     if "cuda" in devices:
         try:
             gpu = nvml_meter(visible_gpu_index(), nvml)
@@ -329,6 +460,21 @@ def probe(devices: list[str], powercap: Path | None = None, nvml: Any = None) ->
     return found
 
 
+def _probe_of(device: str, source: str, make: Callable[[], Any]) -> Probe:
+    """A source probed as `probe` does: opened, watched for its update period and idle power, closed; or why not."""
+    try:
+        meter = make()
+    except Unreadable as exc:
+        return Probe(device, source, reason=str(exc))
+    try:
+        period = counter_period(meter.read)
+        return Probe(
+            device, source, domains=meter.domains, counter_period_s=period, idle_power_w=idle_power(meter.read)
+        )
+    finally:
+        meter.close()
+
+
 def meters_for(jobs: list[dict[str, Any]], nvml: Any = None) -> list[tuple[dict[str, Any], Any]]:
     """In a measuring process: a meter for each readable source of its device (Probe.as_job), with its probe; a
     source that cannot be opened here is left out."""
@@ -339,6 +485,10 @@ def meters_for(jobs: list[dict[str, Any]], nvml: Any = None) -> list[tuple[dict[
                 out.append((job, RaplMeter(rapl_zones())))
             elif job["source"].startswith("nvml"):
                 out.append((job, nvml_meter(visible_gpu_index(), nvml)))
+            elif job["source"] == "amdsmi-counter":
+                out.append((job, amdsmi_meter(visible_gpu_index())))
+            elif job["source"] == "powermetrics":
+                out.append((job, powermetrics_meter("cpu" if job["device"] == "cpu" or job["of"] == "host" else "gpu")))
         except Unreadable:
             continue
     return out

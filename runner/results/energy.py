@@ -11,7 +11,9 @@ round. Where no round is attributable there is no figure, and the note says why.
 
 from __future__ import annotations
 
+import math
 import statistics
+from collections.abc import Sequence
 from typing import Any
 
 from runner.results.intervals import process_interval
@@ -56,3 +58,37 @@ def figures(
         above = [max(0.0, r["joules"] - idle_w * r["window_s"]) / r["units"] for r in kept]
         out["above_idle_joules_per_unit"] = statistics.median(above)
     return out
+
+
+ENERGY_ABOVE = "accelerator uses less energy"  # the verdicts on CPU joules over an accelerator's (above 1: it wins)
+ENERGY_BELOW = "CPU uses less energy"
+NO_CPU_SIDE = "the CPU side has no energy reading (no readable RAPL on this machine)"
+NO_ACCELERATOR_SIDE = "the accelerator side has no energy reading"
+NO_HOST_SIDE = "the accelerator side did not read the host CPU, the CPU side did: not comparable"
+
+
+def side_rounds(energies: Sequence[Any]) -> tuple[list[float], str]:
+    """What one side of a CPU-or-accelerator comparison used per unit, round by round: its device's own source plus,
+    for an accelerator, the host CPU read over the same windows (the host works too while the accelerator trains),
+    NaN in a round some summed source cannot attribute (`attributable`); and what was summed ("" where nothing was
+    read). One value a round, in the rounds' order, so that a run's CPU and accelerator rounds, timed in
+    alternation, pair."""
+    own = next((e for e in energies if _get(e, "of") == "device"), None)
+    if own is None:
+        return [], ""
+    host = next((e for e in energies if _get(e, "of") == "host"), None)
+    parts = [own] if host is None else [own, host]
+    values = []
+    for rounds in zip(*(_get(p, "rounds") for p in parts), strict=False):
+        kept = all(
+            attributable(_get(r, "window_s"), _get(p, "counter_period_s")) for r, p in zip(rounds, parts, strict=True)
+        )
+        values.append(sum(_get(r, "joules") for r in rounds) / _get(rounds[0], "units") if kept else math.nan)
+    if all(math.isnan(v) for v in values):
+        values = []
+    scope = _get(own, "source") + (f" + host {_get(host, 'source')}" if host is not None else "")
+    return values, scope
+
+
+def _get(item: Any, name: str) -> Any:
+    return item[name] if isinstance(item, dict) else getattr(item, name)

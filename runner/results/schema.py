@@ -379,7 +379,7 @@ class Round(Strict):
     wall_s: NonNegative | None = Field(None, description="Wall time of this round's measurement.")
 
 
-EnergySource = Literal["nvml-counter", "nvml-power-samples", "rapl"]
+EnergySource = Literal["nvml-counter", "nvml-power-samples", "amdsmi-counter", "powermetrics", "rapl"]
 
 
 class EnergyRound(Strict):
@@ -396,7 +396,9 @@ class Energy(Strict):
 
     source: EnergySource = Field(
         description="nvml-counter: NVIDIA's energy counter; nvml-power-samples: the board's power sampled and "
-        "integrated (no counter before Volta); rapl: the CPU's packages and DRAM through Linux powercap."
+        "integrated (no counter before Volta); amdsmi-counter: an AMD board's energy accumulator; powermetrics: "
+        "Apple silicon's CPU or GPU energy from macOS's powermetrics; rapl: the CPU's packages and DRAM through Linux "
+        "powercap."
     )
     of: Literal["device", "host"] = Field(
         description="The measured device itself, or the host CPU read while an accelerator measured."

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from runner.results import energy as energy_rules
 from runner.results import intervals
 from site_builder import uncertainty
 from site_builder.analyses import between
@@ -52,6 +53,7 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
     join = ["machine_id", "workload_hash", "framework", "profile"]
     cpu = ok[ok["device"] == "cpu"][
         [*join, "median_s", "device_name", "samples", "runs", "runs_lo_s", "runs_hi_s", "stable"]
+        + [c for c in ("energy_rounds", "energy_scope") if c in ok.columns]
     ]
     accel = ok[ok["device"] != "cpu"]
     joined = accel.merge(cpu.rename(columns={"device_name": "cpu_device_name"}), on=join, suffixes=("", "_cpu"))
@@ -63,7 +65,72 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
     # unstable where either side is (frames.states): the speedup rests on both
     either = joined["stable"].astype(object).eq(False) | joined["stable_cpu"].astype(object).eq(False)
     joined["state"] = np.where(either, UNSTABLE, "ok")
+    joined = joined.assign(**energy_ratios(joined))
     return joined.reset_index(drop=True)
+
+
+ENERGY_COLUMNS = ["energy_ratio", "energy_ratio_lo", "energy_ratio_hi", "energy_verdict", "energy_note"]
+
+
+def energy_ratio(cpu: Any, accelerator: Any, cpu_scope: str, accelerator_scope: str) -> dict[str, Any]:
+    """The CPU-or-accelerator answer in energy for one comparison: the CPU side's joules a unit over the
+    accelerator side's (above 1: the accelerator uses less), each side's median over its rounds
+    (runner.results.energy.side_rounds), with Student's t on the log ratios of the rounds, paired round by round
+    where the run alternated them (uncertainty.rounds_interval), and its verdict; where a side was not measured,
+    no figure and a note that says which. The one rule every page and file takes the energy answer from."""
+    none = dict.fromkeys(ENERGY_COLUMNS[:3], np.nan) | {"energy_verdict": "", "energy_note": ""}
+    cpu_all = np.asarray(cpu if cpu is not None else [], dtype=float)
+    accel_all = np.asarray(accelerator if accelerator is not None else [], dtype=float)
+    paired = (
+        isinstance(cpu, uncertainty.Rounds)
+        and isinstance(accelerator, uncertainty.Rounds)
+        and bool(cpu.pairing)
+        and cpu.pairing == accelerator.pairing
+        and cpu_all.size == accel_all.size
+    )
+    if paired:  # a round either side cannot attribute leaves the pair out
+        both = ~np.isnan(cpu_all) & ~np.isnan(accel_all)
+        cpu_values, accel_values = cpu_all[both], accel_all[both]
+    else:
+        cpu_values, accel_values = cpu_all[~np.isnan(cpu_all)], accel_all[~np.isnan(accel_all)]
+    if not accel_values.size and not cpu_values.size:
+        return none  # neither side read a counter: nothing to say beside the speedup
+    if not cpu_values.size:
+        return none | {"energy_note": energy_rules.NO_CPU_SIDE}
+    if not accel_values.size:
+        return none | {"energy_note": energy_rules.NO_ACCELERATOR_SIDE}
+    if "host" not in accelerator_scope and cpu_scope:
+        return none | {"energy_note": energy_rules.NO_HOST_SIDE}
+    if np.any(cpu_values <= 0) or np.any(accel_values <= 0):
+        return none | {"energy_note": "a round used no measurable energy: no ratio"}
+    ratio = float(np.median(cpu_values) / np.median(accel_values))
+    lo = hi = np.nan
+    if cpu_values.size >= 2 and accel_values.size >= 2:
+        pairings = ("energy", "energy") if paired else ("cpu", "accelerator")  # unpaired: Welch's
+        sides = uncertainty.Rounds(cpu_values, pairings[0]), uncertainty.Rounds(accel_values, pairings[1])
+        lo, hi = uncertainty.rounds_interval(*sides)
+    if np.isnan(lo) or np.isnan(hi) or intervals.interval_or_none(lo, hi) is None:
+        return none | {"energy_ratio": ratio, "energy_note": TOO_FEW}
+    verdict = intervals.verdict(lo, hi, energy_rules.ENERGY_ABOVE, energy_rules.ENERGY_BELOW)
+    return {"energy_ratio": ratio, "energy_ratio_lo": lo, "energy_ratio_hi": hi, "energy_verdict": verdict,
+            "energy_note": ""}  # fmt: skip
+
+
+def energy_ratios(joined: pd.DataFrame) -> dict[str, list[Any]]:
+    """energy_ratio for every row of the speedups' join (its CPU side's columns suffixed _cpu)."""
+    if "energy_rounds" not in joined.columns:  # a frame made without the energy columns
+        return {name: [np.nan if name.startswith("energy_ratio") else ""] * len(joined) for name in ENERGY_COLUMNS}
+    rows = [
+        energy_ratio(c, a, str(cs), str(acs))
+        for c, a, cs, acs in zip(
+            joined["energy_rounds_cpu"],
+            joined["energy_rounds"],
+            joined["energy_scope_cpu"],
+            joined["energy_scope"],
+            strict=True,
+        )
+    ]
+    return {name: [r[name] for r in rows] for name in ENERGY_COLUMNS}
 
 
 def summarise(table: pd.DataFrame, keys: list[str], estimate: str, **extra: tuple[str, Any]) -> pd.DataFrame:
