@@ -172,8 +172,8 @@ class RunArgs:
         bool,
         typer.Option(
             "--no-energy",
-            help="Do not read the energy counters (NVIDIA's NVML, the CPU's RAPL) around each measurement, nor "
-            "measure their update period and idle power first (about 3 s a source).",
+            help="Do not read the energy counters (NVIDIA's NVML, AMD's amdsmi, Apple's powermetrics, the CPU's "
+            "RAPL) around each measurement, nor measure their update period and idle power first (about 3 s a source).",
         ),
         Use("energy", negated=True, recorded=16),
     ] = False
