@@ -81,6 +81,7 @@ def measure(
     clock: Callable[[], float] = time.perf_counter,
     on_sample: Callable[[int, float], object] | None = None,
     meters: Sequence[Meter] = (),
+    min_window_s: float = 0.0,
 ) -> Timing:
     """Time one unit as warm-up, then repeat blocks of units until the CI is tight or the budget is spent.
 
@@ -91,7 +92,9 @@ def measure(
     `warmup`, where given, runs instead of the first unit: a shorter pass through the same code (an epoch loop's
     first batches and its last, partial one) that compiles, autotunes and allocates what a unit needs.
     `meters` (energy counters: runner.measure.energy) are read at the steady state's two bounds, each right after
-    the device synchronised, so their difference is the energy of exactly the units the steady state ran.
+    the device synchronised, so their difference is the energy of exactly the units the steady state ran;
+    `min_window_s` keeps the steady state going at least that long (a counter that advances in steps needs a window
+    of several of its steps: runner.results.energy.min_window), budget and a tight interval notwithstanding.
     """
     sync()
     start = clock()
@@ -122,6 +125,8 @@ def measure(
         n = len(timing.samples_s)
         if n >= max_samples:
             return True
+        if clock() - steady_start < min_window_s:
+            return False
         if n >= min_samples:
             stats = summarize(timing.samples_s)
             if stats.rel_ci_halfwidth is not None and stats.rel_ci_halfwidth <= target_rel_ci:

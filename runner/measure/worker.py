@@ -38,6 +38,7 @@ from runner.measure.protocol import EXIT_CASE_FAILED, SPARE_READY, log_phases
 from runner.measure.timing import ACCEL_MIN_SAMPLE_S, MIN_SAMPLE_S, measure
 from runner.results import privacy
 from runner.results.energy import figures as energy_figures
+from runner.results.energy import min_window as energy_min_window
 from runner.results.intervals import summarize
 from runner.workloads import get as get_workload
 from runner.workloads.base import PointSkipped, Sweep
@@ -154,6 +155,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                     target_rel_ci=job.get("target_rel_ci", 0.02),
                     on_sample=progress,
                     meters=[meter for _, meter in meters],
+                    min_window_s=energy_min_window([probe for probe, _ in meters]),
                     **engine_options(program, device),
                 )
             phases.update(warmup_s=timing.warmup_s, steady_s=timing.steady_wall_s)
