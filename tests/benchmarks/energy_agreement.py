@@ -14,7 +14,7 @@ nvmlDeviceGetPowerUsage (mW; a one-second average on Ampere and later boards) an
 
 It prints, per workload, joules per unit by the counter (median of the blocks, Student's t interval over them) and,
 per power reading, the blocks' median and range of integrated / counter (target: within 5%). Blocks of one process:
-an interval about this process, not about the machine. `--record FILE` writes the raw log (1.5 s idle before the
+an interval about this process, not about the machine. `--record FILE` writes the raw log (the idle seconds before the
 first workload, then the first two blocks of each) as gzipped JSON for the tests of the NVML path. Not part of the
 test run.
 """
