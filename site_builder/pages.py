@@ -470,7 +470,9 @@ def _machine_local(site: Site, machine_id: str) -> str:
             for d, p, c, n, _ in sorted(s.runs, reverse=True)
         ],
         "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
-        "energy": bool(not rows.empty and (rows["joules_per_unit"].notna().any() or rows["energy_note"].ne("").any())),
+        "energy": bool(
+            not rows.empty and (rows["joules_per_unit"].notna().any() or rows["energy_note"].fillna("").ne("").any())
+        ),
         "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
         if apart is not None and not apart.empty
         else [],
