@@ -478,6 +478,7 @@ def _measurement_columns(
     own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
     joules_ci = (own.ci95_joules_per_unit if own is not None else None) or (None, None)
     side, scope = energy_rules.side_rounds(m.energy)
+    unfigured = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is None), None)
     return {
         "workload": intern(m.workload),
         "workload_hash": intern(m.workload_hash),
@@ -515,6 +516,7 @@ def _measurement_columns(
         "joules_lo": joules_ci[0],
         "joules_hi": joules_ci[1],
         "energy_source": intern(own.source) if own is not None else "",
+        "energy_why": intern(unfigured.note or "") if own is None and unfigured is not None else "",
         "energy_rounds": side or None,
         "energy_scope": intern(scope),
         "pairing": pairing,

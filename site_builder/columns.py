@@ -54,6 +54,7 @@ COLUMNS = [
     "joules_lo",
     "joules_hi",
     "energy_source",
+    "energy_why",  # where the device's own source has no figure: why (too short to attribute)
     # the CPU-or-accelerator comparison in energy: what the measured side used a unit, round by round (its device's
     # source plus the host CPU's, runner.results.energy.side_rounds; paired as `samples` are), and what was summed
     "energy_rounds",

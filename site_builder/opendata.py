@@ -83,7 +83,9 @@ MEASUREMENT_COLUMNS = {
     "counter (schema 11; methodology/energy.md), else empty.",
     "joules_lo": "Low end of its 95% interval across the run's rounds (Student's t on their logarithms).",
     "joules_hi": "High end of that interval.",
-    "energy_source": "The counter it came from: nvml-counter, nvml-power-samples or rapl; empty without one.",
+    "energy_source": "The counter it came from: nvml-counter, nvml-power-samples, amdsmi-counter, powermetrics or "
+    "rapl; empty without one.",
+    "energy_why": "Where the device's counter was read but gave no figure, why (its rounds too short to attribute).",
     "runs": "How many runs of this machine the row combines (the median over their medians).",
     "runs_lo_s": "The fastest of those runs' medians.",
     "runs_hi_s": "The slowest of those runs' medians.",

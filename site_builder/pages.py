@@ -471,7 +471,12 @@ def _machine_local(site: Site, machine_id: str) -> str:
         ],
         "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
         "energy": bool(
-            not rows.empty and (rows["joules_per_unit"].notna().any() or rows["energy_note"].fillna("").ne("").any())
+            not rows.empty
+            and (
+                rows["joules_per_unit"].notna().any()
+                or rows["energy_note"].fillna("").ne("").any()
+                or rows["energy_why"].astype(str).ne("").any()
+            )
         ),
         "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
         if apart is not None and not apart.empty
@@ -518,6 +523,7 @@ LEADERBOARD_COLUMNS = [
     "joules_lo",
     "joules_hi",
     "energy_source",
+    "energy_why",
     "energy_ratio",
     "energy_ratio_lo",
     "energy_ratio_hi",
@@ -548,7 +554,11 @@ def leaderboard(workload: str) -> Callable[[Site], str]:
             per_group=LEADERBOARD_ROWS_PER_GROUP,
             total=len(rows),
             rows=_records(shown),
-            energy=bool(shown["joules_per_unit"].notna().any() or shown["energy_note"].fillna("").ne("").any()),
+            energy=bool(
+                shown["joules_per_unit"].notna().any()
+                or shown["energy_note"].fillna("").ne("").any()
+                or shown["energy_why"].astype(str).ne("").any()
+            ),
         )
 
     return page

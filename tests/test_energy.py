@@ -515,6 +515,19 @@ def test_machine_pages_and_the_open_data_give_the_energy_answer_from_one_rule(tm
         assert text.count(figures.NO_CPU_SIDE) >= len(rows)
 
 
+def test_a_counter_read_without_a_figure_says_why_on_the_machine_page():
+    """The H100 machine's standard run whose GPU rounds were shorter than ten NVML steps: its rows carry "too short to
+    attribute" for the energy cell of every such measurement, rather than "-" (which reads as no counter)."""
+    from site_builder.load import load_results
+    from site_builder.site import Site
+
+    loaded = load_results(ROOT / "results", strict=True, cache=None)
+    site = Site.from_collector(loaded.collector, loaded.rejected)
+    rows = site.rows_where(site.frame["machine_id"] == "0c9b4be27c3326c3")
+    gpu = rows[(rows["device"] == "cuda") & (rows["energy_why"].astype(str) != "")]
+    assert len(gpu) and all(w.startswith("too short to attribute") for w in gpu["energy_why"].astype(str))
+
+
 def test_a_round_runs_long_enough_for_its_slowest_counter_to_attribute_it():
     """NVML's counter steps every 0.1 s: a round of a short budget keeps its steady state going for ten steps, so
     that a standard run's rounds (a third of a 2 s budget each) get a figure rather than "too short"."""
@@ -599,7 +612,7 @@ def test_a_recorded_h100_counter_gives_its_period_idle_power_and_energy_within_t
     board.now = 0.05
     period = energy.counter_period(meter.read, watch_s=1.5, clock=board.clock, pause=board.pause)
     assert period == pytest.approx(0.1, rel=0.05)
-    idle_from, idle_to = board.segments["idle"]
+    idle_from, _ = board.segments["idle"]
     board.now = idle_from + 0.05
     idle = energy.idle_power(meter.read, over_s=2.0, clock=board.clock, pause=board.pause)
     assert idle == pytest.approx(board.integral(idle_from + 0.05, idle_from + 2.05) / 2.0, rel=0.1)

@@ -425,8 +425,9 @@ class Probe:
 
 
 def probe(devices: list[str], powercap: Path | None = None, nvml: Any = None) -> list[Probe]:
-    """Every energy source for the run's devices (cpu, cuda), each read once for its update period and idle power,
-    or why it cannot be read. An accelerator's measurements read the host's RAPL too, where it is readable."""
+    """Every energy source for the run's devices (cpu, cuda, rocm, mps), each read once for its update period and
+    idle power, or why it cannot be read. An accelerator's measurements read the host CPU's source too (RAPL, or
+    powermetrics on a Mac), where it is readable."""
     import platform
 
     found: list[Probe] = []
