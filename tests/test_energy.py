@@ -539,6 +539,7 @@ def test_a_round_runs_long_enough_for_its_slowest_counter_to_attribute_it():
         figures.min_window([{"source": "nvml-power-samples", "counter_period_s": None}]) == figures.MIN_SAMPLED_WINDOW_S
     )
     assert figures.min_window([]) == 0.0
+    assert figures.min_window(sources, "quick") == 0.0 and figures.min_window(sources, "standard") == pytest.approx(1.0)
 
     def unit() -> None:
         time.sleep(0.002)

@@ -155,7 +155,7 @@ def measure_case(job: dict[str, Any], case: Any, device: Any, out: IO[str], inde
                     target_rel_ci=job.get("target_rel_ci", 0.02),
                     on_sample=progress,
                     meters=[meter for _, meter in meters],
-                    min_window_s=energy_min_window([probe for probe, _ in meters]),
+                    min_window_s=energy_min_window([probe for probe, _ in meters], job.get("profile")),
                     **engine_options(program, device),
                 )
             phases.update(warmup_s=timing.warmup_s, steady_s=timing.steady_wall_s)

@@ -28,11 +28,14 @@ def attributable(window_s: float, period_s: float | None) -> bool:
     return window_s >= MIN_PERIODS * period_s
 
 
-def min_window(sources: Sequence[Any]) -> float:
+def min_window(sources: Sequence[Any], profile: str | None = None) -> float:
     """How long a round's steady state must last for every one of `sources` (Probe.as_job dicts) to attribute it:
     MIN_PERIODS of the slowest counter's update period, MIN_SAMPLED_WINDOW_S for sampled power; 0 without sources.
     The timing engine runs that long at least (runner.measure.timing.measure's min_window_s): a round of a short
-    budget on NVML's 0.1 s counter would otherwise always be too short to attribute."""
+    budget on NVML's 0.1 s counter would otherwise always be too short to attribute. Not in the quick profile, a
+    first look whose rounds keep their budget: its GPU rounds are mostly too short, the standard profile's are not."""
+    if profile == "quick":
+        return 0.0
     return max(
         (
             MIN_PERIODS * _get(s, "counter_period_s") if _get(s, "counter_period_s") else MIN_SAMPLED_WINDOW_S
