@@ -68,6 +68,13 @@ class Page:
     section: str | None = None
 
 
+def shows_energy(rows: pd.DataFrame) -> bool:
+    """Whether a table of measurements gets the energy columns: some row has joules, says why it has none, or has a
+    CPU-or-accelerator energy note."""
+    said = (rows[c].astype(object).fillna("").astype(str).ne("").any() for c in ("energy_why", "energy_note"))
+    return bool(not rows.empty and (rows["joules_per_unit"].notna().any() or any(said)))
+
+
 def _records(table: pd.DataFrame) -> list[dict[str, Any]]:
     """Rows as dicts, missing values as None (a template prints them as '-')."""
     return [{k: (None if _missing(v) else v) for k, v in row.items()} for row in table.to_dict("records")]
@@ -470,14 +477,7 @@ def _machine_local(site: Site, machine_id: str) -> str:
             for d, p, c, n, _ in sorted(s.runs, reverse=True)
         ],
         "rows": _records(rows.sort_values(["workload", "point", "variant", "device"])),
-        "energy": bool(
-            not rows.empty
-            and (
-                rows["joules_per_unit"].notna().any()
-                or rows["energy_note"].fillna("").ne("").any()
-                or rows["energy_why"].astype(str).ne("").any()
-            )
-        ),
+        "energy": shows_energy(rows),
         "apart": _records(apart.sort_values(["suite", "profile", "workload", "point", "variant", "device"]))
         if apart is not None and not apart.empty
         else [],
@@ -554,11 +554,7 @@ def leaderboard(workload: str) -> Callable[[Site], str]:
             per_group=LEADERBOARD_ROWS_PER_GROUP,
             total=len(rows),
             rows=_records(shown),
-            energy=bool(
-                shown["joules_per_unit"].notna().any()
-                or shown["energy_note"].fillna("").ne("").any()
-                or shown["energy_why"].astype(str).ne("").any()
-            ),
+            energy=shows_energy(shown),
         )
 
     return page
