@@ -199,6 +199,27 @@ def test_a_sweep_skips_the_points_that_would_outlast_the_budget():
     assert flat.skip_reason(case) is None
 
 
+def test_a_seed_loops_sweep_skips_past_the_budget_though_each_point_has_a_process_of_its_own():
+    """The as-written transformer loop measures each point in a fresh interpreter, as its seed's script runs: the
+    ceiling there predicts from the points the processes before it measured, and the later rounds measure the points
+    the first one did."""
+    pytest.importorskip("transformers")
+    from runner import api
+
+    options = api.RunOptions(
+        profile="standard", workloads=["transformer"], frameworks=["torch"], devices=["cpu"], variants=["as-written"],
+        time_budget_s=0.05, rounds=2, peaks=False, equivalence=False, energy=False, fidelity=False, profile_ops=False,
+    )  # fmt: skip
+    plan = api.plan_run(options)
+    (group,) = [g for g in plan.groups if g.skip_reason is None]
+    deit_infer = {i for i, c in zip(group.indices, group.cases, strict=True) if c.point["model"] == "deit-tiny"}
+    group.only(sorted(i for i in deit_infer if group.case(i).point["mode"] == "infer"))
+    first, larger = api.measure_group(plan, group, api.Progress())
+    assert (first.point["batch_size"], larger.point["batch_size"]) == (32, 256)
+    assert first.status == "ok" and len(first.rounds) == 2
+    assert larger.status == "skipped" and "batch_size 256 would take about" in (larger.skip_reason or "")
+
+
 def test_a_data_parallel_sweep_skips_the_process_counts_after_one_past_the_budget():
     """Each process keeps its batch: a step with two processes takes at least as long as with one."""
     cases = {c.point["world_size"]: c for c in get("transformer-ddp").cases("standard")}

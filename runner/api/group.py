@@ -119,6 +119,8 @@ def measure_round(
                 for index in batch:
                     state.twins.run(index, state.done.get(index), round_, pools, progress)
             process[0] = next(processes)
+            # a sweep's ceiling in a process of one point predicts from the points measured before it
+            job["measured"] = _medians(state.done)
             # spares are on only where each batch is one point (a seed's group)
             take = functools.partial(pools.take_worker, batch[0])
             executor.run_cases(job, batch, plan.timeout_s, on_event, take)
@@ -175,6 +177,8 @@ def _job(
         "budget_s": round_budget(plan, group),
         "point_budget_s": plan.budget_s,
         "profile_ops": plan.options.profile_ops and round_ == 0,
+        # the first round decides which points of a sweep are measured (SweepCeiling); later rounds measure those
+        "sweep_ceiling": round_ == 0,
         "peaks": {p.dtype: p.tflops for p in peaks or [] if p.device == group.device},
         "compile_cache": plan.compile_cache,
         # the energy sources its measurements read: the device's own, and an accelerator's host CPU
@@ -186,6 +190,12 @@ def _job(
     if failed:
         job["failed"] = failed
     return job
+
+
+def _medians(done: dict[int, Measurement]) -> dict[str, float]:
+    """The median of each point measured so far (by position, as JSON keys), from which a sweep's ceiling
+    (runner.measure.worker.SweepCeiling) predicts the next point's unit in a process that did not measure them."""
+    return {str(i): m.median_s for i, m in sorted(done.items()) if m.status == "ok" and m.median_s}
 
 
 def _measurement_of(plan: Plan, group: Group, case: Case, event: dict[str, Any]) -> Measurement:

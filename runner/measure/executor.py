@@ -275,10 +275,14 @@ def run_cases(
         failed = list(job.get("failed", [])) + [
             [i, r.get("error", {}).get("type", "failed")] for i, r in results.items() if r.get("status") == "failed"
         ]
+        # and the medians measured so far: a sweep's ceiling predicts from them (runner.measure.worker.SweepCeiling)
+        measured = {
+            **job.get("measured", {}),
+            **{str(i): r["measurement"].get("median_s") for i, r in results.items() if r.get("status") == "ok"},
+        }
         spare = take_spare() if take_spare is not None else None
-        failure = run_child(
-            {**job, "case_indices": remaining, **({"failed": failed} if failed else {})}, handle, timeout_s, spare=spare
-        )
+        extra = {**({"failed": failed} if failed else {}), **({"measured": measured} if measured else {})}
+        failure = run_child({**job, "case_indices": remaining, **extra}, handle, timeout_s, spare=spare)
         if failure is None and remaining and len(results) > before:
             continue  # the child reported a failed case itself and stopped: go on in a fresh one
         if failure is not None and remaining:

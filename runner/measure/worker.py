@@ -460,7 +460,10 @@ def run_job(job: dict[str, Any], out: IO[str]) -> int:
     os.environ.setdefault("TORCH_WARM_POOL", "0")
     workload = get_workload(job["workload"])
     cases = workload.cases(job["profile"])
-    ceiling = SweepCeiling(workload.swept, job.get("point_budget_s", job["budget_s"]), job.get("peaks"))
+    swept = workload.swept if job.get("sweep_ceiling", True) else None
+    ceiling = SweepCeiling(swept, job.get("point_budget_s", job["budget_s"]), job.get("peaks"))
+    for index, seconds in sorted((int(i), s) for i, s in job.get("measured", {}).items()):
+        ceiling.measured(cases[index], {"median_s": seconds})  # points measured in processes before this one
     module, _, builder = workload.implementations[job["framework"]].partition(":")
     precision_of = getattr(importlib.import_module(module), f"{builder}_precision", None)
     for index in job["case_indices"]:
