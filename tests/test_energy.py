@@ -515,17 +515,33 @@ def test_machine_pages_and_the_open_data_give_the_energy_answer_from_one_rule(tm
         assert text.count(figures.NO_CPU_SIDE) >= len(rows)
 
 
-def test_a_counter_read_without_a_figure_says_why_on_the_machine_page():
-    """The H100 machine's standard run whose GPU rounds were shorter than ten NVML steps: its rows carry "too short to
-    attribute" for the energy cell of every such measurement, rather than "-" (which reads as no counter)."""
+def test_a_counter_read_without_a_figure_says_why_on_the_machine_page(tmp_path):
+    """The H100 machine's standard run whose GPU rounds were shorter than ten NVML steps (before a round's floor): its
+    rows carry "too short to attribute" for the energy cell of every such measurement, rather than "-" (which reads as
+    no counter). Its later run of the same workloads under the floor gives each of them a figure, which the machine's
+    rows then show."""
     from site_builder.load import load_results
     from site_builder.site import Site
 
-    loaded = load_results(ROOT / "results", strict=True, cache=None)
-    site = Site.from_collector(loaded.collector, loaded.rejected)
-    rows = site.rows_where(site.frame["machine_id"] == "0c9b4be27c3326c3")
-    gpu = rows[(rows["device"] == "cuda") & (rows["energy_why"].astype(str) != "")]
-    assert len(gpu) and all(w.startswith("too short to attribute") for w in gpu["energy_why"].astype(str))
+    def gpu_rows(results: Path):
+        loaded = load_results(results, strict=True, cache=None)
+        site = Site.from_collector(loaded.collector, loaded.rejected)
+        rows = site.rows_where(site.frame["machine_id"] == H100)
+        small = rows["workload"].isin(["tabular-mlp", "depth-sweep", "cifar-lenet"])
+        return rows[(rows["device"] == "cuda") & small & (rows["profile"] == "standard")]
+
+    (tmp_path / H100).mkdir()
+    shutil.copy(ROOT / "results" / H100 / "20261206T152537Z.yaml", tmp_path / H100)
+    short = gpu_rows(tmp_path)
+    assert len(short) == 52 and short["joules_per_unit"].isna().all()
+    assert all(w.startswith("too short to attribute") for w in short["energy_why"].astype(str))
+    shutil.copy(ROOT / "results" / H100 / "20261206T183751Z.yaml", tmp_path / H100)
+    floored = gpu_rows(tmp_path)
+    assert len(floored) == 52 and (floored["joules_per_unit"] > 0).all() and (floored["energy_why"] == "").all()
+    assert (floored["joules_lo"] < floored["joules_per_unit"]).all()
+
+
+H100 = "0c9b4be27c3326c3"
 
 
 def test_a_round_runs_long_enough_for_its_slowest_counter_to_attribute_it():
