@@ -515,6 +515,9 @@ def test_machine_pages_and_the_open_data_give_the_energy_answer_from_one_rule(tm
         assert text.count(figures.NO_CPU_SIDE) >= len(rows)
 
 
+H100 = "0c9b4be27c3326c3"
+
+
 def test_a_counter_read_without_a_figure_says_why_on_the_machine_page(tmp_path):
     """The H100 machine's standard run whose GPU rounds were shorter than ten NVML steps (before a round's floor): its
     rows carry "too short to attribute" for the energy cell of every such measurement, rather than "-" (which reads as
@@ -539,9 +542,6 @@ def test_a_counter_read_without_a_figure_says_why_on_the_machine_page(tmp_path):
     floored = gpu_rows(tmp_path)
     assert len(floored) == 52 and (floored["joules_per_unit"] > 0).all() and (floored["energy_why"] == "").all()
     assert (floored["joules_lo"] < floored["joules_per_unit"]).all()
-
-
-H100 = "0c9b4be27c3326c3"
 
 
 def test_a_round_runs_long_enough_for_its_slowest_counter_to_attribute_it():
