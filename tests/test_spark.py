@@ -75,6 +75,57 @@ def test_local_spark_predicts_every_row_exactly_once():
     _check_exactly_once(_predict_all("local[2]"))
 
 
+def _recording(log: Path, factory):
+    """A predict factory that records, in `log`, each Python worker's model build and each predict call (by pid)."""
+
+    def recording_factory(model_cfg, device_kind, gpu):
+        make = factory(model_cfg, device_kind, gpu)
+
+        def recording_make():
+            with open(log / f"build-{os.getpid()}", "a") as out:
+                out.write("x")
+            predict = make()
+
+            def recorded(inputs):
+                with open(log / f"call-{os.getpid()}", "a") as out:
+                    out.write("x")
+                return predict(inputs)
+
+            return recorded
+
+        return recording_make
+
+    return recording_factory
+
+
+def test_the_short_warm_up_builds_the_model_in_every_worker_the_unit_then_uses(tmp_path):
+    """The short warm-up that warmup_ab.py compares with a whole unit predicts one batch per task that a unit runs at
+    once (local[2]: two), so the unit after it builds no model: every worker that predicts in it built its model in
+    the warm-up. (Else the comparison would charge the short warm-up for builds it skipped.)"""
+    import dataclasses
+
+    from runner.engines.spark.inference import SparkInference
+    from runner.frameworks.torch import make_device
+    from runner.frameworks.torch.predict import make_predict_fn
+
+    case = _case()
+    case = dataclasses.replace(case, config={**case.config, "partitions": 4})
+    program = SparkInference(case, make_device("cpu"), _recording(tmp_path, make_predict_fn), master="local[2]")
+    try:
+        program.short_epoch()
+        built = {f.name.split("-")[1] for f in tmp_path.glob("build-*")}
+        assert len(built) == 2  # both task slots' workers, each once
+        assert all(f.read_text() == "x" for f in tmp_path.glob("build-*"))
+        for f in tmp_path.glob("call-*"):
+            f.unlink()
+        program.run_unit()
+        assert {f.name.split("-")[1] for f in tmp_path.glob("build-*")} == built  # no model built in the unit
+        called = {f.name.split("-")[1] for f in tmp_path.glob("call-*")}
+        assert called and called <= built
+    finally:
+        program.close()
+
+
 def _port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
