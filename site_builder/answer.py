@@ -6,6 +6,7 @@ runs of one machine). `benchsite run` prints it at its end and `benchsite compar
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -293,14 +294,40 @@ def _value(x: object) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)  # type: ignore[arg-type]
 
 
+def read_published(published: Path, path: Path | None) -> Loaded:
+    """The files under `published` as the site reads them (site_builder.load.load_results, replays refused), through
+    the build cache of the site whose `results/` folder it is (site_builder.cache: a run after the first, and the
+    site build after a run, read only the files new to them; BENCHSITE_CACHE=off reads every file), and the file at
+    `path` where that did not take it among the suite's: written elsewhere, or a run of the user's own model, which
+    gets its answer too (the site reads such a file apart)."""
+    from site_builder.cache import CACHE_ENV, BuildCache, folder_for
+    from site_builder.load import load_results
+
+    if published.is_dir():
+        cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(published.resolve().parent))
+        try:
+            loaded = load_results(published, workers=1, cache=cache)  # in this process: its caller may be no script
+        except OSError:  # the cache cannot be written there (a read-only folder): every file read, nothing kept
+            loaded = load_results(published, workers=1)
+    else:
+        loaded = Loaded().take(iter_result_paths([published]) if published.exists() else [], own_models=True)
+    if path is not None:
+        mine = path.resolve()
+        own = {p.resolve(): r for p, r in loaded.own}
+        refused = {Path(p.path).resolve() for p in loaded.problems if p.severity == "error"}
+        if mine in own:  # checked already, read apart from the suite's
+            loaded.collector.add(path, own[mine])
+            loaded.accepted.append(path)
+        elif mine not in {p.resolve() for p in loaded.accepted} | refused:
+            loaded.take([path], own_models=True)
+    return loaded
+
+
 def answer(result: ResultFile, path: Path | None, published: Path) -> Answer:
     """The answer of `result` (written at `path`, or None where it was not) against every valid file under
     `published`: the files are read and checked as the site reads them (a refused file is left out), so the
     verdicts and the standing carry the site's intervals."""
-    paths = iter_result_paths([published]) if published.exists() else []
-    if path is not None and path.resolve() not in {p.resolve() for p in paths}:
-        paths.append(path)
-    loaded = Loaded().take(paths, own_models=True)  # a run of the user's own model gets its answer too
+    loaded = read_published(published, path)
     mine = path.resolve() if path is not None else None
     refused = [str(p) for p in loaded.problems if p.severity == "error" and Path(p.path).resolve() == mine]
     frame = loaded.collector.frame()

@@ -92,6 +92,42 @@ def test_compare_reads_a_results_folder_and_the_sites_parquet(tmp_path):
     assert missing.exit_code == 1
 
 
+def test_the_answer_reads_the_published_files_through_the_site_s_build_cache(tmp_path, monkeypatch):
+    """The end of a run and `benchsite compare` read a results folder as the site build does, through the build cache
+    beside it: a second reading parses only the files the cache does not hold, and answers the same."""
+    from runner.results import storage
+    from site_builder.answer import answer
+
+    monkeypatch.delenv("BENCHSITE_CACHE", raising=False)
+    results = tmp_path / "results"
+    save_under(results, _machine("fast", 1.0, 2.0, seed=8))
+    mine = _machine("mine", 2.0, 1.0, seed=10)
+    mine_path = save_under(results, mine)
+    parsed: list[str] = []
+    real_load = storage.load
+
+    def counting_load(path):
+        parsed.append(path.name)
+        return real_load(path)
+
+    monkeypatch.setattr(storage, "load", counting_load)
+
+    def sentences() -> list[str]:
+        return [place.sentence() for place in answer(mine, mine_path, results).standings]
+
+    first = sentences()
+    assert len(parsed) == 2 and (tmp_path / ".benchsite-cache").is_dir()
+    assert "2nd of 2 CPUs" in first[0]
+    parsed.clear()
+    assert sentences() == first and parsed == []  # both files from the cache
+    save_under(results, _machine("slow", 4.0, 4.0, seed=9, depths=(4,)))
+    third = sentences()
+    assert len(parsed) == 1 and "of 3 CPUs" in third[0]  # the new file alone is read, and the standing counts it
+    monkeypatch.setenv("BENCHSITE_CACHE", "off")
+    parsed.clear()
+    assert sentences() == third and len(parsed) == 3
+
+
 def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
     """Published compares a device with every group of its class and loop at once (a matrix of medians); the
     rule it implements, written out pair by pair: every other machine's device of the class and loop that
