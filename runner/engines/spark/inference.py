@@ -74,12 +74,7 @@ class SparkInference:
         )
         self.predicted = self.inputs.select("id", predict("x").alias("prediction"))
         executors, cores = cluster_shape(self.spark, self.master)
-        # short_epoch's inputs: one predict call's rows for each task a unit runs at once (a partition each, at most
-        # one per core), through the same UDF (its model cache is keyed by the UDF: a unit after it finds them built)
-        slots = min(executors * cores, cfg["partitions"])
-        warm = table.iloc[: min(cfg["rows"], slots * cfg["batch"])]
-        warm_inputs = self.spark.createDataFrame(warm, schema).repartition(slots)
-        self.warm = warm_inputs.select("id", predict("x").alias("prediction"))
+        self._predict, self._schema, self._slots = predict, schema, executors * cores  # for short_epoch
         self.spark_master = master_kind(self.master)  # the measurement's `spark_master` field; the note says it too
         self.notes = (
             f"spark {self.spark.version}; master {self.spark_master}; executors {executors}; "
@@ -95,7 +90,15 @@ class SparkInference:
         that a unit runs at once, so that every Python worker the unit uses has started, built its model and run it
         once. tests/benchmarks/warmup_ab.py --workload spark-inference --fresh compares the first timed unit after it
         with the first after a whole unit: slower after this one on the 2-core VM, so the engine keeps the whole."""
-        self.warm.write.format("noop").mode("overwrite").save()
+        import pandas as pd
+
+        cfg = self.case.config
+        slots = min(self._slots, cfg["partitions"])  # a partition each, at most one per core
+        rows = min(cfg["rows"], slots * cfg["batch"])
+        table = pd.DataFrame({"id": np.arange(rows, dtype=np.int32), "x": list(synthetic_rows(cfg["model"], rows))})
+        warm = self.spark.createDataFrame(table, self._schema).repartition(slots)
+        # the same UDF: its model cache is keyed by it, so a unit after this finds every worker's model built
+        warm.select("id", self._predict("x").alias("prediction")).write.format("noop").mode("overwrite").save()
 
     def predictions(self) -> list[tuple[int, int]]:
         """Every (id, prediction) pair, for checks: each id must appear exactly once."""
