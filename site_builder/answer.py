@@ -304,11 +304,12 @@ def read_published(published: Path, path: Path | None) -> Loaded:
     from site_builder.load import load_results
 
     if published.is_dir():
-        cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(published.resolve().parent))
+        folder = published.resolve()  # the cache knows a file by its path: the site build gives it absolute
+        cache = None if os.environ.get(CACHE_ENV) == "off" else BuildCache(folder_for(folder.parent))
         try:
-            loaded = load_results(published, workers=1, cache=cache)  # in this process: its caller may be no script
+            loaded = load_results(folder, workers=1, cache=cache)  # in this process: its caller may be no script
         except OSError:  # the cache cannot be written there (a read-only folder): every file read, nothing kept
-            loaded = load_results(published, workers=1)
+            loaded = load_results(folder, workers=1)
     else:
         loaded = Loaded().take(iter_result_paths([published]) if published.exists() else [], own_models=True)
     if path is not None:

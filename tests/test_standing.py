@@ -3,6 +3,8 @@ against the published machines that share measurements with it, from results/ or
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from typer.testing import CliRunner
@@ -97,9 +99,12 @@ def test_the_answer_reads_the_published_files_through_the_site_s_build_cache(tmp
     beside it: a second reading parses only the files the cache does not hold, and answers the same."""
     from runner.results import storage
     from site_builder.answer import answer
+    from site_builder.cache import BuildCache, folder_for
+    from site_builder.load import load_results
 
     monkeypatch.delenv("BENCHSITE_CACHE", raising=False)
-    results = tmp_path / "results"
+    monkeypatch.chdir(tmp_path)
+    results = Path("results")  # as `benchsite run` names it by default: relative to where it runs
     save_under(results, _machine("fast", 1.0, 2.0, seed=8))
     mine = _machine("mine", 2.0, 1.0, seed=10)
     mine_path = save_under(results, mine)
@@ -123,6 +128,9 @@ def test_the_answer_reads_the_published_files_through_the_site_s_build_cache(tmp
     save_under(results, _machine("slow", 4.0, 4.0, seed=9, depths=(4,)))
     third = sentences()
     assert len(parsed) == 1 and "of 3 CPUs" in third[0]  # the new file alone is read, and the standing counts it
+    parsed.clear()  # the site build, which names the folder by its absolute path, finds every file in that cache
+    assert load_results(tmp_path / "results", cache=BuildCache(folder_for(tmp_path))).cache_hits == 3
+    assert parsed == []
     monkeypatch.setenv("BENCHSITE_CACHE", "off")
     parsed.clear()
     assert sentences() == third and len(parsed) == 3
