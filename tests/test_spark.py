@@ -235,6 +235,7 @@ def test_missing_java_is_a_clear_error(monkeypatch, tmp_path):
 def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     cmd = [sys.executable, "-m", "runner", "run", "-w", "spark-*", "--profile", "tiny", "-f", "torch", "-d", "cpu"]
     cmd += ["--no-equivalence", "--time-budget", "0.5", "--spark-master", "local[2]", "-o", str(tmp_path)]
+    cmd += ["--rounds", "2"]  # the fewest that give a figure its interval
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     (path,) = tmp_path.rglob("*.yaml")
@@ -316,6 +317,7 @@ def test_spark_workers_run_benchsite_s_interpreter_from_a_venv_that_is_not_activ
     out = tmp_path / "out"
     cmd = [str(python), "-m", "runner", "run", "-w", "spark-inference", "--profile", "tiny", "-f", "torch"]
     cmd += ["-d", "cpu", "--no-equivalence", "--time-budget", "0.5", "--spark-master", "local[2]", "-o", str(out)]
+    cmd += ["--rounds", "1"]  # one measuring process is enough to see which interpreter its workers start
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     (path,) = out.rglob("*.yaml")
