@@ -136,6 +136,27 @@ def test_the_answer_reads_the_published_files_through_the_site_s_build_cache(tmp
     assert sentences() == third and len(parsed) == 3
 
 
+def test_a_cache_that_cannot_be_written_leaves_the_answer_whole(tmp_path, monkeypatch):
+    """Where the build cache beside a results folder cannot be written (a read-only checkout), the answer reads every
+    file and gives the same standing."""
+    from site_builder import cache
+    from site_builder.answer import answer
+
+    monkeypatch.delenv("BENCHSITE_CACHE", raising=False)
+    results = tmp_path / "results"
+    save_under(results, _machine("fast", 1.0, 2.0, seed=8))
+    mine = _machine("mine", 2.0, 1.0, seed=10)
+    mine_path = save_under(results, mine)
+    expected = [place.sentence() for place in answer(mine, mine_path, results).standings]
+
+    def refuse(*args, **kwargs):
+        raise PermissionError("read-only file system")
+
+    monkeypatch.setattr(cache, "replace_tables", refuse)
+    monkeypatch.setenv("BENCHSITE_CACHE", str(tmp_path / "elsewhere"))  # an empty cache: it must be written
+    assert [place.sentence() for place in answer(mine, mine_path, results).standings] == expected
+
+
 def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
     """Published compares a device with every group of its class and loop at once (a matrix of medians); the
     rule it implements, written out pair by pair: every other machine's device of the class and loop that
