@@ -312,11 +312,10 @@ def list_workloads(
         span = (f"{min(params):,}" if len(set(params)) == 1 else f"{min(params):,}..{max(params):,}") if params else "-"
         points = str(len(cases))
         for out in (o for o in w.left_out if profile in o.profiles):
-            where = (
-                " on " + ", ".join(d.upper() if d != "cpu" else "the CPU" for d in out.devices) if out.devices else ""
-            )
+            where = out.where()
             if points != "left out":
-                points = f"{points} (not{where})" if where else "left out"
+                loop = f" the {out.loop()}" if out.variants else ""
+                points = f"{points} (not{loop}{out.on()})" if where else "left out"
             elsewhere = " The standard profile measures it." if "standard" not in out.profiles else ""
             reasons.append(f"{w.id}{where}: {out.why}.{elsewhere}")
         table.add_row(w.id, w.seed, w.unit, points, span, ", ".join(w.implementations), w.title)

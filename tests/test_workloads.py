@@ -171,6 +171,12 @@ def test_quick_is_a_subset_of_standard_with_the_same_hashes():
     assert all(mnist.left_out_on("quick", d) is not None for d in ("cpu", "cuda", "rocm", "mps"))
     assert get("transformer-ddp").left_out_on("standard", "cpu") is not None
     assert get("transformer-ddp").left_out_on("tiny", "cpu") is None  # the tests' gloo points
+    transformer = get("transformer")  # quick leaves out only the loop that compiles in each process, where it does
+    assert transformer.left_out_on("quick", "cuda", "tuned") is not None
+    assert transformer.left_out_on("quick", "cuda", "as-written") is None
+    assert transformer.left_out_on("quick", "cpu", "tuned") is None
+    assert transformer.left_out_on("quick", "cuda") is None  # not every loop: the workload is measured there
+    assert transformer.left_out_on("standard", "cuda", "tuned") is None
     # the quick points of before (LeNet at 2,000 images) are still known, and not "a loop fixed since"
     from runner.workloads import known
 
@@ -250,3 +256,26 @@ def test_each_compiled_point_starts_from_an_empty_dynamo_cache():
         torch._dynamo.config.recompile_limit = limit
         torch._dynamo.config.fail_on_recompile_limit_hit = False
         torch._dynamo.reset()
+
+
+def test_a_quick_plan_on_a_gpu_machine_leaves_out_the_compiled_transformer_loop_there_and_says_so(
+    tmp_path, monkeypatch
+):
+    """The plan of a quick run where PyTorch sees a GPU: the tuned transformer loop is measured on the CPU and left
+    out on CUDA, the as-written loop measured on both, and the run's notes name what is left out and why."""
+    from runner import api
+    from runner.api import plan as plan_module
+    from runner.api.options import RunOptions
+    from runner.api.plan import describe_frameworks
+
+    def with_cuda(names, timeout_s=300.0):
+        infos, accelerators = describe_frameworks(names, timeout_s)
+        cuda = [i.model_copy(update={"devices": [*i.devices, "cuda"]}) if i.name == "torch" else i for i in infos]
+        return cuda, accelerators
+
+    monkeypatch.setattr(plan_module, "describe_frameworks", with_cuda)
+    plan = api.plan_run(RunOptions(workloads=["transformer"], frameworks=["torch"], output=tmp_path / "r.yaml"))
+    measured = {(g.variant, g.device) for g in plan.groups if g.skip_reason is None}
+    assert measured == {("as-written", "cpu"), ("as-written", "cuda"), ("tuned", "cpu")}
+    said = "The quick profile leaves out transformer's tuned loop on CUDA: it compiles BERT-base"
+    assert any(note.startswith(said) for note in plan.notes), plan.notes

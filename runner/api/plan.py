@@ -286,11 +286,10 @@ def plan_run(options: RunOptions, progress: Progress | None = None) -> Plan:
                 if variant not in workload.variants:
                     continue
                 for kind in kinds:
-                    out = workload.left_out_on(options.profile, kind)
+                    out = workload.left_out_on(options.profile, kind, variant)
                     if out is not None:
-                        where = "" if not out.devices else " on the CPU" if kind == "cpu" else f" on {kind.upper()}"
-                        left_out.setdefault(out.why, []).append(workload.id + where)
-                        standard_measures &= workload.left_out_on("standard", kind) is None
+                        left_out.setdefault(out.why, []).append(workload.id + out.where(kind))
+                        standard_measures &= workload.left_out_on("standard", kind, variant) is None
                         continue
                     groups += _groups(workload, framework, kind, variant, cases, skip, device_count(machine, kind))
     for why, what in left_out.items():

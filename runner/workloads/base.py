@@ -95,6 +95,22 @@ class LeftOut:
     profiles: tuple[str, ...]
     devices: tuple[str, ...]  # device kinds (cpu, cuda, rocm, mps); empty: every device
     why: str
+    variants: tuple[str, ...] = ()  # the loops left out (as-written, tuned); empty: every loop
+
+    def loop(self) -> str:
+        """The loops this leaves out ("tuned loop"), empty where it leaves out every loop."""
+        return f"{' and '.join(self.variants)} loop" if self.variants else ""
+
+    def on(self, device: str | None = None) -> str:
+        """The devices this leaves out (" on the CPU", " on CUDA, ROCM"), empty where every device: `device`, the one
+        kind to name; None names every kind this leaves out."""
+        kinds = (device,) if device and self.devices else self.devices
+        return " on " + ", ".join("the CPU" if kind == "cpu" else kind.upper() for kind in kinds) if kinds else ""
+
+    def where(self, device: str | None = None) -> str:
+        """What this leaves out beyond the workload, as the run's plan and `benchsite list` say it after its id:
+        "'s tuned loop on CUDA", " on the CPU"; empty where it leaves out every loop on every device."""
+        return (f"'s {self.loop()}" if self.variants else "") + self.on(device)
 
 
 @dataclass(frozen=True)
@@ -130,10 +146,18 @@ class Workload:
     # The profiles and devices that do not measure this workload, and why.
     left_out: tuple[LeftOut, ...] = ()
 
-    def left_out_on(self, profile: str, device: str) -> LeftOut | None:
-        """Where `profile` does not measure this workload on `device`, why; None where it does."""
+    def left_out_on(self, profile: str, device: str, variant: str | None = None) -> LeftOut | None:
+        """Where `profile` does not measure this workload's `variant` loop on `device`, why; None where it does.
+        Without a variant, only what leaves out every loop counts."""
         return next(
-            (o for o in self.left_out if profile in o.profiles and (not o.devices or device in o.devices)), None
+            (
+                o
+                for o in self.left_out
+                if profile in o.profiles
+                and (not o.devices or device in o.devices)
+                and (not o.variants or variant in o.variants)
+            ),
+            None,
         )
 
 

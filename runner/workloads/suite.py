@@ -837,6 +837,15 @@ WORKLOADS = [
         deviations=_deviations("transformer", "step"),
         swept=Sweep("batch_size"),
         compiled_on={("torch", "tuned"): TRANSFORMER_COMPILED_ON},
+        left_out=(
+            LeftOut(
+                QUICK,
+                TRANSFORMER_COMPILED_ON,
+                "it compiles BERT-base (torch.compile) in each of its processes, 10 to 19 s a round on an H100, for "
+                "one figure",
+                variants=("tuned",),
+            ),
+        ),
     ),
     Workload(
         "spark-inference",
