@@ -284,9 +284,13 @@ def test_benchsite_run_writes_a_valid_spark_file(tmp_path):
     assert first["p99_s"] == pytest.approx(streamed[0]["stream"]["p99_s"])
     (best,) = sustained(table).to_dict("records")
     assert best["model"] == "vit-tiny" and best["spark_master"] == "local[2]"
-    # sustained is what the step achieved, not the rate it was offered
-    held = table[table["rate"] == best["rate"]].iloc[0]
-    assert best["achieved"] == pytest.approx(held["samples_per_s"])
+    if table["bounded"].iloc[0]:
+        # sustained is what the step achieved, not the rate it was offered
+        held = table[table["rate"] == best["rate"]].iloc[0]
+        assert best["achieved"] == pytest.approx(held["samples_per_s"])
+    else:  # a busy host kept even the lowest rate's latency from staying bounded: nothing sustained, said as such
+        assert best["rate"] != best["rate"] and best["achieved"] != best["achieved"]  # NaN
+        assert best["next_rate"] == 20
     spec = charts.stream_chart(table).to_dict()
     assert spec["facet"]["column"]["field"] == "model"
 
