@@ -262,6 +262,30 @@ def hostile_result(label: str = "hostile", suite: int = SUITE_VERSION) -> Result
     return ResultFile.model_validate(data)
 
 
+# a real `benchsite --model` run of BERT-base on the H100 machine, kept with the benchmarks, named as its run names it
+OWN_MODEL = ROOT / "tests" / "benchmarks" / "data" / "own_model" / "bert-base_h100.yaml"
+OWN_MODEL_AS = Path("0c9b4be27c3326c3") / "20261206T115738Z.yaml"
+
+
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory) -> Path:
+    """`benchsite site build --strict` of the committed results and OWN_MODEL beside them, built once for every test
+    that reads that site (a build of every committed file takes about half a minute). Returns the site's folder."""
+    import os
+    import shutil
+    import subprocess
+
+    where = tmp_path_factory.mktemp("committed-site")
+    results, site = where / "results", where / "site"
+    shutil.copytree(ROOT / "results", results)
+    shutil.copy(OWN_MODEL, results / OWN_MODEL_AS)
+    env = {k: v for k, v in os.environ.items() if k not in ("BENCHSITE_SITE_URL", "BENCHSITE_RESULTS")}
+    cmd = [sys.executable, "-m", "runner", "site", "build", "--strict", "--results", str(results), "--out", str(site)]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return site
+
+
 def build_site(results: Path, out: Path, strict: bool = False, site_url: str | None = None):
     """`mkdocs build --strict` of the real site from a results folder, as a user runs it."""
     import os

@@ -259,10 +259,3 @@ def test_run_end_to_end_writes_a_valid_file(tmp_path):
     host = socket.gethostname()
     assert len(host) < 4 or host not in text  # privacy: no host name in the file
     assert str(tmp_path) not in text  # nor the paths the run was given
-
-
-def test_site_build_writes_the_site(tmp_path):
-    result = runner.invoke(app, ["site", "build", "--out", str(tmp_path / "site")])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "site" / "index.html").exists()
-    assert (tmp_path / "site" / "crossover.html").exists()  # the offline plugin writes plain .html pages

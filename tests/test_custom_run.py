@@ -403,21 +403,15 @@ def test_an_interrupted_run_of_your_model_resumes_with_the_same_model(tmp_path):
     assert "Your model on this machine" in done.stdout
 
 
-def test_the_your_models_page_sets_a_gpu_machines_verdicts_beside_the_advisor(tmp_path):
+def test_the_your_models_page_sets_a_gpu_machines_verdicts_beside_the_advisor(committed_site):
     """The site built from the committed results and a real --model run of BERT-base on the H100 machine (kept
-    with the benchmarks): its page gives each verdict with the advisor's estimate from BERT-base's own sweep, the
-    very figure `benchsite compare` prints for the file, and the nearest suite workload."""
+    with the benchmarks: conftest's committed_site): its page gives each verdict with the advisor's estimate from
+    BERT-base's own sweep, the very figure `benchsite compare` prints for the file, and the nearest suite workload."""
     from runner.results.storage import load
     from site_builder.answer import answer, beside_suite, own_model
-    from tests.conftest import build_site
+    from tests.conftest import OWN_MODEL as own
 
-    own = ROOT / "tests" / "benchmarks" / "data" / "own_model" / "bert-base_h100.yaml"
-    results = tmp_path / "results"
-    shutil.copytree(ROOT / "results", results)
-    shutil.copy(own, results / "0c9b4be27c3326c3" / "20261206T115738Z.yaml")  # named as its run names it
-    done = build_site(results, tmp_path / "site", strict=True)
-    assert done.returncode == 0, done.stderr
-    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (tmp_path / "site" / "models.html").read_text())).split())
+    text = " ".join(html.unescape(re.sub(r"<[^>]+>", " ", (committed_site / "models.html").read_text())).split())
     assert "Nearest suite workloads, train (your model: 109,483,778 parameters" in text
     assert "transformer model=bert-base, mode=train (109,483,778 parameters" in text
 
