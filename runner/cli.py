@@ -34,6 +34,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
+# `benchsite list`'s columns, each with the terminal width from which it is shown
+LIST_COLUMNS = {"id": 0, "seed": 0, "unit": 0, "points": 0, "frameworks": 0, "params": 110, "what": 150}
 err = Console(stderr=True)
 
 
@@ -303,9 +305,12 @@ def list_workloads(
         raise typer.Exit(2)
     table = Table(title=f"benchsite suite ({profile} profile)")
     reasons: list[str] = []
-    for column in ("id", "seed", "unit", "points", "params", "frameworks", "what"):
-        # ids and counts are what people copy into -w: never wrapped or cut; the description wraps instead
-        table.add_column(column, no_wrap=column in ("id", "seed", "unit", "points"))
+    # a terminal too narrow for every column leaves out the description, then the parameter counts, rather than
+    # crush columns to nothing
+    columns = [c for c, wide in LIST_COLUMNS.items() if console.width >= wide]
+    for column in columns:
+        # ids are what people copy into -w: never wrapped or cut; a point count's reason wraps
+        table.add_column(column, no_wrap=column != "points", min_width=12 if column == "points" else None)
     for w in all_workloads():
         cases = w.cases(profile)
         params = [c.params for c in cases if c.params]
@@ -318,7 +323,8 @@ def list_workloads(
                 points = f"{points} (not{loop}{out.on()})" if where else "left out"
             elsewhere = " The standard profile measures it." if "standard" not in out.profiles else ""
             reasons.append(f"{w.id}{where}: {out.why}.{elsewhere}")
-        table.add_row(w.id, w.seed, w.unit, points, span, ", ".join(w.implementations), w.title)
+        cells = {"id": w.id, "seed": w.seed, "unit": w.unit, "points": points, "params": span, "what": w.title}
+        table.add_row(*({**cells, "frameworks": ", ".join(w.implementations)}[c] for c in columns))
     console.print(table)
     if profile == "quick":
         console.print("Every quick point is a standard point (the same workload hash), so the two profiles compare.")

@@ -43,6 +43,23 @@ def test_list_shows_every_workload():
     assert bad.exit_code == 2 and "valid profiles: tiny, quick, standard" in bad.output
 
 
+@pytest.mark.parametrize("width", [80, 160])
+def test_list_fits_the_terminal_and_cuts_no_cell_short(width, monkeypatch):
+    """An 80-column terminal gets every workload's id, points and frameworks whole, the description and parameter
+    counts only where there is room: no column is squeezed to nothing or cut with an ellipsis."""
+    monkeypatch.setenv("COLUMNS", str(width))
+    result = runner.invoke(app, ["list", "--profile", "quick"])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= width and "…" not in result.output
+    assert "┃ id" in result.output and "frameworks" in result.output
+    for workload in all_workloads():
+        (row,) = [line for line in lines if line.startswith(f"│ {workload.id} ")]
+        assert ", ".join(workload.implementations) in row
+        assert (workload.title in row) == (width >= 150)
+    assert "ROCm" in result.output and "ROCM" not in result.output
+
+
 def test_schema_prints_json_schema():
     result = runner.invoke(app, ["schema"])
     assert result.exit_code == 0

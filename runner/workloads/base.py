@@ -13,6 +13,8 @@ from runner import SUITE_VERSION
 
 PROFILES = ("tiny", "quick", "standard")
 VARIANTS = ("as-written", "tuned")
+# how a device kind is named in prose
+DEVICE_NAMES = {"cpu": "the CPU", "cuda": "CUDA", "rocm": "ROCm", "mps": "Apple's MPS"}
 
 
 @dataclass(frozen=True)
@@ -102,10 +104,10 @@ class LeftOut:
         return f"{' and '.join(self.variants)} loop" if self.variants else ""
 
     def on(self, device: str | None = None) -> str:
-        """The devices this leaves out (" on the CPU", " on CUDA, ROCM"), empty where every device: `device`, the one
+        """The devices this leaves out (" on the CPU", " on CUDA, ROCm"), empty where every device: `device`, the one
         kind to name; None names every kind this leaves out."""
         kinds = (device,) if device and self.devices else self.devices
-        return " on " + ", ".join("the CPU" if kind == "cpu" else kind.upper() for kind in kinds) if kinds else ""
+        return " on " + ", ".join(DEVICE_NAMES.get(kind, kind) for kind in kinds) if kinds else ""
 
     def where(self, device: str | None = None) -> str:
         """What this leaves out beyond the workload, as the run's plan and `benchsite list` say it after its id:
