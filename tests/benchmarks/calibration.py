@@ -394,20 +394,24 @@ def subsets(accelerator: str) -> dict[str, list[tuple[str, Callable[[pd.DataFram
         ("as-written", lambda t: t["variant"] == "as-written"),
         ("tuned", lambda t: t["variant"] == "tuned"),
     ]
+
+    def theirs(t: pd.DataFrame) -> pd.Series:  # the spread goal's machines' as-written figures
+        return (t["variant"] == "as-written") & t["gpu_model"].str.contains(accelerator, regex=False)
+
     return {
         "measurement": [
             ("all", None),
             ("cpu", lambda t: t["device"] == "cpu"),
             ("accelerator", lambda t: t["device"] != "cpu"),
             *by_variant,
+            # which side of the goal's speedups moves between runs
+            (f"{accelerator} as-written, cpu", lambda t: theirs(t) & (t["device"] == "cpu")),
+            (f"{accelerator} as-written, accelerator", lambda t: theirs(t) & (t["device"] != "cpu")),
         ],
         "speedup": [
             ("all", None),
             *by_variant,
-            (
-                f"{accelerator} as-written",
-                lambda t: (t["variant"] == "as-written") & t["gpu_model"].str.contains(accelerator, regex=False),
-            ),
+            (f"{accelerator} as-written", theirs),
         ],
     }
 
