@@ -34,9 +34,9 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 console = Console()
+err = Console(stderr=True)
 # `benchsite list`'s columns, each with the terminal width from which it is shown
 LIST_COLUMNS = {"id": 0, "seed": 0, "unit": 0, "points": 0, "frameworks": 0, "params": 110, "what": 150}
-err = Console(stderr=True)
 
 
 @app.command()

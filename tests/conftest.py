@@ -262,7 +262,7 @@ def hostile_result(label: str = "hostile", suite: int = SUITE_VERSION) -> Result
     return ResultFile.model_validate(data)
 
 
-# a real `benchsite --model` run of BERT-base on the H100 machine, kept with the benchmarks, named as its run names it
+# a real `benchsite run --model` of BERT-base on the H100 machine, kept with the benchmarks, named as its run names it
 OWN_MODEL = ROOT / "tests" / "benchmarks" / "data" / "own_model" / "bert-base_h100.yaml"
 OWN_MODEL_AS = Path("0c9b4be27c3326c3") / "20261206T115738Z.yaml"
 
