@@ -36,6 +36,7 @@ app = typer.Typer(
 console = Console()
 err = Console(stderr=True)
 # `benchsite list`'s columns, each with the terminal width from which it is shown
+UNSTABLE_LISTED = 5  # the unstable measurements a run's end names, the widest first
 LIST_COLUMNS = {"id": 0, "seed": 0, "unit": 0, "points": 0, "frameworks": 0, "params": 110, "what": 150}
 
 
@@ -255,12 +256,16 @@ def _print_time_and_convergence(plan: Plan, result: ResultFile) -> None:
             "at the time budget before their 95% CI was within 2% of the median[/yellow] (raise --time-budget "
             "or quiet the machine):"
         )
-        for m in unstable:
+        # the widest first, a few of them: a quick run's short budget leaves most unstable, and the answer follows
+        unstable.sort(key=lambda m: -1.0 if m.rel_ci_halfwidth is None else m.rel_ci_halfwidth, reverse=True)
+        for m in unstable[:UNSTABLE_LISTED]:
             point = " ".join(f"{k}={v}" for k, v in m.point.items())
             width = f"{m.rel_ci_halfwidth:.1%}" if m.rel_ci_halfwidth is not None else "?"
             console.print(
                 f"  {escape(f'{m.workload} {point}'.strip())} {m.variant} {m.framework}/{m.device}: +-{width}"
             )
+        if len(unstable) > UNSTABLE_LISTED:
+            console.print(f"  and {len(unstable) - UNSTABLE_LISTED} more, each marked stable: false in the file")
 
 
 def _print_summary(result: ResultFile) -> None:

@@ -276,3 +276,27 @@ def test_run_end_to_end_writes_a_valid_file(tmp_path):
     host = socket.gethostname()
     assert len(host) < 4 or host not in text  # privacy: no host name in the file
     assert str(tmp_path) not in text  # nor the paths the run was given
+
+
+def test_the_end_of_a_run_names_the_widest_unstable_measurements_and_counts_the_rest(monkeypatch):
+    """A quick run on the 2-core VM (committed) leaves 32 measurements unstable: the end of the run names the five
+    widest, widest first, and counts the rest, so that the answer after it is not buried."""
+    import types
+
+    from rich.console import Console
+
+    from runner import cli
+
+    result, _ = storage.load(Path(__file__).parent.parent / "results/a23074609b32f305/20261207T021034Z.yaml")
+    assert result is not None
+    unstable = [m for m in result.measurements if m.status == "ok" and not m.stable and m.unit != "latency"]
+    assert len(unstable) == 32
+    monkeypatch.setattr(cli, "console", Console(record=True, width=200))
+    cli._print_time_and_convergence(types.SimpleNamespace(phase_s={"measure torch x": 1.0}), result)
+    lines = cli.console.export_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if "32 of 32 measurements stopped at the time budget" in line)
+    listed = lines[start + 1 : start + 1 + cli.UNSTABLE_LISTED]
+    widths = [float(line.rsplit("+-", 1)[1].rstrip("%")) for line in listed]
+    widest = sorted((m.rel_ci_halfwidth * 100 for m in unstable), reverse=True)[: cli.UNSTABLE_LISTED]
+    assert widths == pytest.approx(widest, abs=0.051)
+    assert lines[start + 1 + cli.UNSTABLE_LISTED] == "  and 27 more, each marked stable: false in the file"
