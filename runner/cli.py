@@ -35,8 +35,8 @@ app = typer.Typer(
 )
 console = Console()
 err = Console(stderr=True)
-# `benchsite list`'s columns, each with the terminal width from which it is shown
 UNSTABLE_LISTED = 5  # the unstable measurements a run's end names, the widest first
+# `benchsite list`'s columns, each with the terminal width from which it is shown
 LIST_COLUMNS = {"id": 0, "seed": 0, "unit": 0, "points": 0, "frameworks": 0, "params": 110, "what": 150}
 
 
@@ -328,8 +328,9 @@ def list_workloads(
                 points = f"{points} (not{loop}{out.on()})" if where else "left out"
             elsewhere = " The standard profile measures it." if "standard" not in out.profiles else ""
             reasons.append(f"{w.id}{where}: {out.why}.{elsewhere}")
-        cells = {"id": w.id, "seed": w.seed, "unit": w.unit, "points": points, "params": span, "what": w.title}
-        table.add_row(*({**cells, "frameworks": ", ".join(w.implementations)}[c] for c in columns))
+        frameworks = ", ".join(w.implementations)
+        cells = dict(id=w.id, seed=w.seed, unit=w.unit, points=points, frameworks=frameworks, params=span, what=w.title)
+        table.add_row(*(cells[c] for c in columns))
     console.print(table)
     if profile == "quick":
         console.print("Every quick point is a standard point (the same workload hash), so the two profiles compare.")
