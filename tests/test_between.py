@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from site_builder import opendata, uncertainty
 from site_builder.analyses import between
@@ -174,3 +175,59 @@ def test_a_single_run_is_widened_by_the_spread_between_another_machines_runs():
     assert math.isclose(mine["speedup_lo"], speedup["speedup_lo"]) and mine["run_id"] == f"{9:032x}"
     measured = pd.concat(list(opendata.measurement_blocks(site)))
     assert (measured["level"] == "run").sum() == 6 and (measured["level"] == "machine").sum() == 4
+
+
+def rounds_runs(tau: float, round_sd: float, groups: int = 60, runs: int = 6, rounds: int = 3, seed: int = 2):
+    """Speedups as calibration.py tabulates them: each run's figure the median of its CPU rounds over the median
+    of its accelerator rounds, the two sides drawn round by round around the run's own offset (between-run sd
+    `tau`), the log ratio of a round off by `round_sd`."""
+    rng = np.random.default_rng(seed)
+    side_sd = round_sd / math.sqrt(2.0)
+    rows = []
+    for g in range(groups):
+        truth = rng.normal(0.0, 1.0)
+        for j in range(runs):
+            offset = truth + rng.normal(0.0, tau)
+            cpu = uncertainty.Rounds(np.exp(offset + rng.normal(0.0, side_sd, rounds)), f"r{j}")
+            gpu = uncertainty.Rounds(np.exp(rng.normal(0.0, side_sd, rounds)), f"r{j}")
+            lo, hi = uncertainty.ratio_interval_columns([cpu], [gpu])
+            rows.append(
+                {
+                    "machine_id": "m",
+                    "benchsite_version": "1.0",
+                    "profile": "standard",
+                    "workload_hash": f"h{g}",
+                    "framework": "torch",
+                    "device": "cuda",
+                    "run_id": f"r{j}",
+                    "variant": "as-written",
+                    "gpu_model": "NVIDIA H100 80GB HBM3",
+                    "value": float(np.median(cpu) / np.median(gpu)),
+                    "lo": float(lo[0]),
+                    "hi": float(hi[0]),
+                    "se2": uncertainty.rounds_se2(cpu, gpu),
+                    "era": between.era_of(cpu, gpu),
+                    "rounds": rounds,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_the_spread_forecast_reproduces_the_measured_spread_and_bounds_what_more_rounds_buy():
+    # tests/benchmarks/calibration.py's forecast of the run-to-run spread: at the runs' own rounds it must give the
+    # spread the pairs of runs show; with more rounds it falls towards the between-run floor, never below it
+    from tests.benchmarks import calibration
+
+    table = rounds_runs(tau=0.11, round_sd=0.18)
+    found = calibration.forecast(table, "H100")
+    assert found is not None and found["groups"] == 60 and found["runs"] == 360 and found["rounds"] == 3
+    logs = np.log(table["value"].to_numpy()).reshape(60, 6)
+    measured = np.quantile([abs(a - b) for row in logs for i, a in enumerate(row) for b in row[i + 1 :]], 0.9)
+    assert abs(math.log(found["spread_p90"]["3"]) - measured) < 0.1 * measured, (found, math.exp(measured))
+    at = [found["spread_p90"][str(r)] for r in (3, 5, 10)]
+    floor = math.exp(calibration.Z90 * math.sqrt(2.0) * found["tau"])
+    assert at[0] > at[1] > at[2] > found["spread_p90_unlimited"] == pytest.approx(floor)
+    assert abs(found["tau"] - 0.11) < 0.3 * 0.11
+    # nothing to forecast from: another accelerator, or figures without rounds (--interval file)
+    assert calibration.forecast(table, "H200") is None
+    assert calibration.forecast(table.drop(columns=["rounds"]), "H100") is None

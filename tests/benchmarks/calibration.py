@@ -11,7 +11,9 @@ measurements and for speedups, overall, by device class (cpu, accelerator) and b
 the run-to-run spread of the figures (per pair of runs the larger figure over the smaller: median and 90th
 percentile), overall and for the as-written speedups of the machines whose accelerator model contains `--accelerator`
 (H200). It ends with a line comparing the figures with the goals: coverage >= 90% for both, and that spread <= 1.25x
-at the 90th percentile.
+at the 90th percentile; and, where the figures carry their rounds (`--interval rules` or `site-rules`), a forecast of
+that spread with 3, 5 and 10 rounds a run and with unlimited rounds (forecast(): the between-run floor that no number
+of rounds removes).
 
 The files are read as the site reads them (site_builder.load.load_results: the schema, the gate's checks and the
 replay rule; a refused file is left out) and then one by one with runner.results.storage.load. Nothing is written.
@@ -87,6 +89,9 @@ from site_builder.load import load_results
 GOAL_COVERAGE = 0.90
 GOAL_SPREAD_P90 = 1.25
 # The baseline: what today's intervals gave on the committed files, for the comparison line.
+# |a - b| of two runs' log figures, each normal with sd s: its 90th percentile is Z90 * sqrt(2) * s
+Z90 = 1.6448536269514722
+FORECAST_ROUNDS = (3, 5, 10)  # rounds a run, for the spread forecast
 BASELINE = {"coverage": 0.218, "pairs": 1790, "speedup_run_pairs": 243, "spread_median": 1.22, "spread_p90": 1.79}
 
 MEASUREMENT_GROUP = ["machine_id", "benchsite_version", "profile", "workload_hash", "framework", "device"]
@@ -203,6 +208,7 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
             denominators.append(side(result, m, rules))
             speedups[-1]["era"] = between.era_of(numerators[-1], denominators[-1])
             speedups[-1]["se2"] = uncertainty.rounds_se2(numerators[-1], denominators[-1])
+            speedups[-1]["rounds"] = min(len(numerators[-1]), len(denominators[-1]))
     speedup_table = pd.DataFrame(speedups)
     if len(speedup_table):
         interval = uncertainty.ratio_interval_columns if rules else uncertainty.ratio_intervals
@@ -463,7 +469,69 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
             },
         },
         "baseline": BASELINE,
+        "forecast": forecast(figures.speedups, args.accelerator),
     }
+
+
+def median_factor(n: int) -> float:
+    """n times the variance of the median of n standard normals: how much more a figure that is the median of its n
+    rounds varies than their mean would (1 for n <= 2, 1.35 for 3, towards pi / 2). By simulation, seeded."""
+    if n <= 2:
+        return 1.0
+    draws = np.random.default_rng(0).standard_normal((200_000, n))
+    return float(n * np.var(np.median(draws, axis=1)))
+
+
+def forecast(speedups: pd.DataFrame, accelerator: str) -> dict[str, Any] | None:
+    """What more rounds a run would do to the spread goal. A run's speedup is the median of its CPU rounds over the
+    median of its accelerator rounds; its log varies between runs by tau^2 (the host's drift between runs) plus
+    m(r) round^2 / r (its own r rounds: round^2 one round's variance of the log ratio, the mean of each run's
+    rounds_se2 times its rounds; m(r) median_factor, the median's cost over a mean). tau^2 is the site's estimate
+    (site_builder.analyses.between.estimate) with each run's within-run variance so scaled. Two runs of r rounds
+    each then differ in the log by a normal of variance 2 (tau^2 + m(r) round^2 / r), whose |difference| has its
+    90th percentile at Z90 sqrt(2 (tau^2 + m(r) round^2 / r)). The forecast at the runs' own rounds is the check
+    against the measured p90; with unlimited rounds, the between-run floor. None where the figures carry no rounds
+    (`--interval file` or `site`) or no goal machine ran a speedup twice."""
+    if speedups.empty or not {"se2", "era", "rounds"} <= set(speedups.columns):
+        return None
+    mine = speedups[
+        (speedups["variant"] == "as-written")
+        & speedups["gpu_model"].str.contains(accelerator, regex=False)
+        & (speedups["era"] == between.ROUNDS)
+        & speedups["se2"].notna()
+    ]
+    if mine.empty:
+        return None
+    factor = {int(n): median_factor(int(n)) for n in {*mine["rounds"], *FORECAST_ROUNDS}}
+    component = between.estimate(mine.assign(se2=mine["se2"] * mine["rounds"].map(factor)))
+    if not component.groups:
+        return None
+    per_round = float(np.mean(mine["se2"] * mine["rounds"]))
+    rounds = int(np.median(mine["rounds"]))
+
+    def p90(r: int | None) -> float:
+        own = factor[r] * per_round / r if r else 0.0
+        return float(np.exp(Z90 * math.sqrt(2.0 * (component.tau2 + own))))
+
+    return {
+        "subset": f"{accelerator} as-written",
+        "groups": component.groups,
+        "runs": component.runs,
+        "rounds": rounds,
+        "tau": component.tau,
+        "round_sd": math.sqrt(per_round),
+        "spread_p90": {str(r): p90(r) for r in sorted({rounds, *FORECAST_ROUNDS})},
+        "spread_p90_unlimited": p90(None),
+    }
+
+
+def forecast_text(f: dict[str, Any]) -> str:
+    at = ", ".join(f"{r} {v:.3f}x" for r, v in f["spread_p90"].items())
+    return (
+        f"spread forecast ({f['subset']} speedups in rounds: {f['groups']} figures, {f['runs']} runs of mostly "
+        f"{f['rounds']} rounds): between runs tau {f['tau']:.3f}, one round {f['round_sd']:.3f} (sd of the log); "
+        f"p90 spread with rounds a run {at}, unlimited {f['spread_p90_unlimited']:.3f}x"
+    )
 
 
 def _met(value: float | None, test: Callable[[float], bool]) -> bool | None:
@@ -566,6 +634,8 @@ def main() -> None:
     print(table_text(out["rows"]))
     print()
     print(goals_text(out["goals"]))
+    if out["forecast"] is not None:
+        print(forecast_text(out["forecast"]))
     i = out["baseline"]
     print(
         f"baseline: {i['coverage']:.1%} of {i['pairs']:,} measurement pairs; {i['speedup_run_pairs']} speedup "
