@@ -3,6 +3,7 @@ against the published machines that share measurements with it, from results/ or
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -44,6 +45,26 @@ def test_rank_and_ratio_against_the_fastest_with_an_interval():
     assert gpu.fastest is None and [v.shared for v in gpu.versus if v.machine_id == slower.machine.id] == [1]
     assert "2nd of 3 CPUs on the as-written loops; 2.0" in cpu.sentence()
     assert "1st of 3 accelerators" in gpu.sentence() and "takes 2.0" in gpu.sentence()
+
+
+def test_a_shared_measurement_without_an_interval_is_left_out_rather_than_the_ratio_s_interval():
+    """A published file's long CPU epoch of one sample has no interval; a ratio over the measurements two machines
+    share rests on those that have one, and says how many it left out, rather than losing its interval to one of
+    them. Where none has one, the ratio is over all and has no interval."""
+    mine = _machine("mine", cpu_s=2.0, gpu_s=1.0, seed=6)
+    faster = _machine("fast", cpu_s=1.0, gpu_s=2.0, seed=7)
+    rows = standing.rows_of(faster)
+    assert rows[0].device == "cpu"  # depth 4's; depth 5's CPU epoch is then left with one sample, depth 4's with 25
+    partly = [replace(r, samples_s=r.samples_s[:1]) if r.device == "cpu" and r != rows[0] else r for r in rows]
+    one = [replace(r, samples_s=r.samples_s[:1]) if r.device == "cpu" else r for r in rows]
+    cpu = {p.device_class: p for p in standing.standing(mine, partly)}["CPU"]
+    best = cpu.fastest
+    assert best is not None and (best.shared, best.left_out) == (1, 1) and best.lo is not None
+    assert best.ratio == pytest.approx(2.0, rel=0.05)
+    assert "(machine " in cpu.sentence() and "1 shared measurement; 1 without an interval left out)" in cpu.sentence()
+    cpu = {p.device_class: p for p in standing.standing(mine, one)}["CPU"]
+    assert cpu.fastest is not None and (cpu.fastest.shared, cpu.fastest.left_out) == (2, 0)
+    assert cpu.fastest.lo is None and "no interval" in cpu.sentence()
 
 
 def test_a_machine_is_never_compared_with_itself_and_is_compared_by_hash_whatever_the_profile():
@@ -160,8 +181,9 @@ def test_a_cache_that_cannot_be_written_leaves_the_answer_whole(tmp_path, monkey
 def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
     """Published compares a device with every group of its class and loop at once (a matrix of medians); the
     rule it implements, written out pair by pair: every other machine's device of the class and loop that
-    shares a (workload hash, framework) with it, the geometric mean of the ratios of medians over those shared,
-    ranked fastest first (ties in the index's order). `keep` shortens the list and never the rank."""
+    shares a (workload hash, framework) with it, the geometric mean of the ratios of medians over those shared
+    (over those with an interval on both sides where there are any: a measurement of one sample has none), ranked
+    fastest first (ties in the index's order). `keep` shortens the list and never the rank."""
     rng = np.random.default_rng(11)
     rows = []
     for m in range(30):
@@ -169,7 +191,8 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
             for variant in ("as-written", "tuned"):
                 for digest in rng.choice(8, size=rng.integers(1, 8), replace=False):
                     for framework in ("torch", "jax")[: 1 + m % 2]:
-                        samples = tuple(np.exp(rng.normal(np.log(1 + m % 7), 0.05, 7)))
+                        n = 7 if rng.random() > 0.15 else 1  # one sample: no interval
+                        samples = tuple(np.exp(rng.normal(np.log(1 + m % 7), 0.05, n)))
                         rows.append(
                             standing.Row(
                                 f"m{m:02d}",
@@ -205,16 +228,20 @@ def test_the_indexed_standing_matches_a_pair_by_pair_comparison():
                 if standing.device_class(device) != place.device_class:
                     continue
                 shared = sorted(set(own) & set(theirs))
-                if shared:
-                    ratio = np.exp(np.mean([np.log(own[k].median / theirs[k].median) for k in shared]))
-                    expected.append((machine, name, ratio, len(shared)))
+                both = [k for k in shared if own[k].has_interval and theirs[k].has_interval]
+                used = both or shared
+                if used:
+                    ratio = np.exp(np.mean([np.log(own[k].median / theirs[k].median) for k in used]))
+                    expected.append((machine, name, ratio, len(used), len(shared) - len(used), bool(both)))
             expected.sort(key=lambda e: -e[2])
             assert place.of == len(expected) + 1
             assert place.rank == 1 + sum(e[2] > 1 for e in expected)
-            got = [(v.machine_id, v.device_name, v.shared) for v in place.versus]
-            assert got == [(e[0], e[1], e[3]) for e in expected]
+            got = [(v.machine_id, v.device_name, v.shared, v.left_out) for v in place.versus]
+            assert got == [(e[0], e[1], e[3], e[4]) for e in expected]
             assert [v.ratio for v in place.versus] == pytest.approx([e[2] for e in expected], rel=1e-12)
-            assert place.versus[0].lo is not None and all(v.lo is None for v in place.versus[1:])
+            # the named device has an interval exactly where its ratio rests on measurements that have one
+            assert (place.versus[0].lo is not None) == expected[0][5]
+            assert all(v.lo is None for v in place.versus[1:])
 
 
 def test_the_index_from_a_table_matches_the_index_from_rows():

@@ -83,8 +83,10 @@ def device_class(device: str) -> str:
 
 @dataclass(frozen=True)
 class Versus:
-    """This file's time over another machine's device's, over the measurements the two share. The interval (lo, hi)
-    is computed for the fastest device only, the one a standing names; None for the others."""
+    """This file's time over another machine's device's, over the measurements the two share: those with an interval
+    on both sides where they share any such, else all of them (`left_out` counts the shared ones without an interval
+    that the ratio leaves out). The interval (lo, hi) is computed for the fastest device only, the one a standing
+    names; None for the others."""
 
     machine_id: str
     device_name: str
@@ -92,6 +94,13 @@ class Versus:
     lo: float | None
     hi: float | None
     shared: int
+    left_out: int = 0
+
+    @property
+    def basis(self) -> str:
+        """What the ratio rests on, e.g. '25 shared measurements; 1 without an interval left out'."""
+        left = f"; {self.left_out} without an interval left out" if self.left_out else ""
+        return _shared(self.shared) + left
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ class Standing:
             shown = intervals.NO_INTERVAL if best.lo is None or best.hi is None else f"{best.lo:.2f} .. {best.hi:.2f}"
             return (
                 f"{what}; {best.ratio:.2f}x ({shown}) the time of the fastest "
-                f"(machine {best.machine_id}'s {best.device_name}; {_shared(best.shared)})."
+                f"(machine {best.machine_id}'s {best.device_name}; {best.basis})."
             )
         # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
         nearest = self.versus[0] if self.versus else None
@@ -131,7 +140,7 @@ class Standing:
         )
         return (
             f"{what}; the next, machine {nearest.machine_id}'s {nearest.device_name}, takes "
-            f"{1 / nearest.ratio:.2f}x ({shown}) your time ({_shared(nearest.shared)})."
+            f"{1 / nearest.ratio:.2f}x ({shown}) your time ({nearest.basis})."
         )
 
 
@@ -384,6 +393,14 @@ def _median(samples: Any) -> float:
     return samples.median if isinstance(samples, Row) else float(np.median(_samples(samples)))
 
 
+def _has_interval(samples: Any) -> bool:
+    """Row.has_interval of a row or of its samples (positive, two or more, not all equal)."""
+    if isinstance(samples, Row):
+        return samples.has_interval
+    values = _samples(samples)
+    return len(values) >= 2 and float(np.min(values)) > 0 and float(np.max(values)) > float(np.min(values))
+
+
 class _Block:
     """The groups of one loop and device class (Published.blocks), in the index's order."""
 
@@ -413,6 +430,13 @@ class _Block:
             logs = np.log(self.medians)
         self.present = np.isfinite(logs).astype(float)
         self.logs = np.where(self.present > 0, logs, 0.0)
+        # 1 where the group's row there has an interval (Row.has_interval: two values or more with a spread)
+        self.spread = np.zeros_like(self.present)
+        for g, (_, js) in enumerate(groups):
+            for j in js:
+                self.spread[g, self.columns[columns[j]]] = float(_has_interval(samples[j]))
+        self.spread *= self.present
+        self.spread_logs = self.logs * self.spread
 
     def row(self, group: int, column: tuple[str, str]) -> Row:
         """The Row a group measured in a column (made now where the index was made from a table)."""
@@ -456,14 +480,28 @@ def standing_of(
         mine_logs[columns] = np.log([mine[k].median for k in keys])
         counts = np.rint(block.present @ mask).astype(int)
         sums = block.present @ mine_logs - block.logs @ mask
+        # Where a group shares measurements with an interval on both sides, the comparison rests on those alone:
+        # one shared measurement of one process or one sample (an older file's long epoch) would otherwise leave a
+        # ratio over dozens without an interval. A group that shares none such is compared over all it shares.
+        own = np.zeros(len(block.columns))
+        own[[block.columns[k] for k in keys if mine[k].has_interval]] = 1.0
+        with_interval = np.rint(block.spread @ own).astype(int)
+        use = with_interval > 0
+        counts_used = np.where(use, with_interval, counts)
+        sums = np.where(use, block.spread @ (mine_logs * own) - block.spread_logs @ own, sums)
         valid = np.flatnonzero((counts > 0) & (block.machines != machine_id))
         if not len(valid):
             continue
-        ratios = np.exp(sums[valid] / counts[valid])
+        ratios = np.exp(sums[valid] / counts_used[valid])
         order = np.argsort(-ratios, kind="stable")  # fastest first; ties keep the index's order
         best = int(order[0])
         group = int(valid[best])
-        both = [k for k in keys if block.present[group, block.columns[k]] > 0]
+        both = [
+            k
+            for k in keys
+            if block.present[group, block.columns[k]] > 0
+            and (not use[group] or (block.spread[group, block.columns[k]] > 0 and mine[k].has_interval))
+        ]
         theirs = [block.row(group, k) for k in both]
         mine_both = [mine[k] for k in both]
         between = 0.0
@@ -484,7 +522,8 @@ def standing_of(
                     float(ratios[position]),
                     lo if first else None,
                     hi if first else None,
-                    int(counts[g]),
+                    int(counts_used[g]),
+                    int(counts[g] - counts_used[g]),
                 )
             )
         rank = 1 + int((ratios > 1).sum())
