@@ -88,10 +88,10 @@ from site_builder.load import load_results
 
 GOAL_COVERAGE = 0.90
 GOAL_SPREAD_P90 = 1.25
-# The baseline: what today's intervals gave on the committed files, for the comparison line.
 # |a - b| of two runs' log figures, each normal with sd s: its 90th percentile is Z90 * sqrt(2) * s
 Z90 = 1.6448536269514722
 FORECAST_ROUNDS = (3, 5, 10)  # rounds a run, for the spread forecast
+# The baseline: what today's intervals gave on the committed files, for the comparison line.
 BASELINE = {"coverage": 0.218, "pairs": 1790, "speedup_run_pairs": 243, "spread_median": 1.22, "spread_p90": 1.79}
 
 MEASUREMENT_GROUP = ["machine_id", "benchsite_version", "profile", "workload_hash", "framework", "device"]
