@@ -81,7 +81,8 @@ MEASUREMENT_COLUMNS = {
     "peak_source": "measured or spec sheet.",
     "joules_per_unit": "Energy of one unit on the measured device, joules, from the newest run that read an energy "
     "counter (schema 11; methodology/energy.md), else empty.",
-    "joules_lo": "Low end of its 95% interval across the run's rounds (Student's t on their logarithms).",
+    "joules_lo": "Low end of its 95% interval: where another run of the machine would land (Student's t on the log "
+    "rounds, widened by the spread between runs of one machine).",
     "joules_hi": "High end of that interval.",
     "energy_source": "The counter it came from: nvml-counter, nvml-power-samples, amdsmi-counter, powermetrics or "
     "rapl; empty without one.",
@@ -124,7 +125,7 @@ SPEEDUP_COLUMNS = {
     "CPU's over the same windows), each side's median over the newest run's rounds; above 1 the accelerator uses "
     "less energy. Empty where a side has no energy reading.",
     "energy_ratio_lo": "Low end of its 95% interval (Student's t on the log ratios of the rounds, paired where the run "
-    "alternated them).",
+    "alternated them, widened by both sides' spread between runs of one machine).",
     "energy_ratio_hi": "High end of that interval.",
     "energy_verdict": "accelerator uses less energy or CPU uses less energy where the interval clears 1x.",
     "energy_note": "Why there is no energy ratio or no interval, where there is none.",

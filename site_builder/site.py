@@ -133,7 +133,7 @@ class Site:
         del every_run
         run_speedups = between.speedup_runs(run_measurements)
         spread = between.estimate_all(run_measurements, run_speedups)
-        run_measurements = between.shown(run_measurements, between.MEASUREMENT, spread)
+        run_measurements = between.widen_energy(between.shown(run_measurements, between.MEASUREMENT, spread), spread)
         run_speedups = between.shown(run_speedups, between.SPEEDUP, spread)
         everything = between.widen_single_runs(collector.frame(), spread)
         suite, profile = primary_slice(everything)

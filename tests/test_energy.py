@@ -15,6 +15,7 @@ import threading
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -454,6 +455,14 @@ def test_the_energy_ratio_pairs_a_runs_rounds_and_says_which_side_was_not_measur
     gapped = energy_ratio(Rounds([2.0, float("nan"), 1.9, 2.1], "r"), Rounds([0.8, 0.9, 0.76, 0.84], "r"), "rapl",
                           "nvml-counter + host rapl")  # fmt: skip
     assert gapped["energy_ratio"] == pytest.approx(2.0 / 0.8) and gapped["energy_ratio_lo"] > 1
+    # one run's rounds on each side: the two sides' spread between runs widens the interval (on the log scale, as a
+    # single run's figure), so a ratio its rounds alone call clear can lose its verdict
+    from site_builder.uncertainty import single_run_interval
+
+    wide = energy_ratio(cpu, gpu, "rapl", "nvml-counter + host rapl", tau2=0.25)
+    want = single_run_interval([2.5], [out["energy_ratio_lo"]], [out["energy_ratio_hi"]], 0.25)
+    assert wide["energy_ratio_lo"] == pytest.approx(want[0][0]) and wide["energy_ratio_hi"] == pytest.approx(want[1][0])
+    assert wide["energy_ratio_lo"] < 1 < wide["energy_ratio_hi"] and wide["energy_verdict"] != figures.ENERGY_ABOVE
 
 
 def _powered_gpu_file(cpu_energy: bool = True):
@@ -653,3 +662,64 @@ def test_a_recorded_h100_counter_gives_its_period_idle_power_and_energy_within_t
     short = misses(2 * period, 3 * period)
     assert max(short) > 0.2
     assert all(figures.attributable(w, period) for w in (1.0, 1.5)) and not figures.attributable(0.3, period)
+
+
+def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
+    """The H100 machine's three standard runs with energy, a day apart: the energy of an epoch moves with the host's
+    speed between runs, far beyond one run's rounds (the files' own intervals hold the other runs' figures for fewer
+    than 70% of the GPU measurements). The site shows the newest run's joules with its interval widened by the
+    spread between runs (analyses.between, figure energy), which holds most of them; the open data's row for that
+    run carries the same interval as the machine's row."""
+    from runner.results import intervals
+    from site_builder import opendata, uncertainty
+    from site_builder.analyses import between
+    from site_builder.load import load_results
+    from site_builder.site import Site
+
+    names = ["20261206T183751Z.yaml", "20261207T085307Z.yaml", "20261207T120543Z.yaml"]
+    (tmp_path / H100).mkdir()
+    for name in names:
+        shutil.copy(ROOT / "results" / H100 / name, tmp_path / H100)
+    loaded = load_results(tmp_path, strict=True, cache=None)
+    site = Site.from_collector(loaded.collector, loaded.rejected)
+    tau = site.spread.component(between.ENERGY, "accelerator", "as-written").tau
+    assert tau > 0.05
+
+    runs = [load(tmp_path / H100 / name)[0] for name in names]
+
+    def joules(result):
+        out = {}
+        for m in result.measurements:
+            own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit), None)
+            if own is not None:
+                out[(m.workload_hash, m.framework, m.variant)] = (own.joules_per_unit, own.ci95_joules_per_unit)
+        return out
+
+    newest, others = joules(runs[-1]), [joules(r) for r in runs[:-1]]
+    rows = site.frame[(site.frame["machine_id"] == H100) & site.frame["joules_per_unit"].notna()]
+    assert len(rows) == len(newest) == 52
+    own_inside = shown_inside = pairs = 0
+    for r in rows.itertuples():
+        figure, (lo, hi) = newest[(r.workload_hash, r.framework, r.variant)]
+        assert r.joules_per_unit == figure
+        tau2 = site.spread.tau2(between.ENERGY, r.device, r.variant)
+        want = uncertainty.single_run_interval([figure], [lo], [hi], tau2)
+        assert r.joules_lo == pytest.approx(want[0][0]) and r.joules_hi == pytest.approx(want[1][0])
+        assert r.joules_lo < lo and hi < r.joules_hi
+        assert intervals.interval_or_none(r.joules_lo, r.joules_hi) is not None
+        for other in others:
+            value = other[(r.workload_hash, r.framework, r.variant)][0]
+            pairs += 1
+            own_inside += lo <= value <= hi
+            shown_inside += r.joules_lo <= value <= r.joules_hi
+    assert pairs == 104 and own_inside / pairs < 0.7 and shown_inside / pairs >= 0.9
+
+    measured = pd.concat(list(opendata.measurement_blocks(site)))
+    measured = measured[measured["joules_per_unit"].notna()]
+    mine = measured[(measured["level"] == "run") & (measured["run_id"] == runs[-1].run.id)]
+    machine = measured[measured["level"] == "machine"]
+    key = ["workload_hash", "framework", "variant", "device"]
+    both = mine.merge(machine, on=key, suffixes=("_run", "_machine"))
+    assert len(both) == 52
+    assert (both["joules_lo_run"] == both["joules_lo_machine"]).all()
+    assert (both["joules_hi_run"] == both["joules_hi_machine"]).all()

@@ -110,6 +110,37 @@ def test_each_speedup_has_one_estimate_interval_and_verdict_everywhere(site):
     assert not differ, f"{len(differ)} of {len(seen)} figures differ between pages, e.g. {differ[:2]}"
 
 
+def test_each_energy_figure_has_one_interval_everywhere(site):
+    """A measurement's joules a unit reads the same, with the same interval (one run's, widened by the spread between
+    runs), on its leaderboard, its machine's page and the open data's machine row."""
+    seen: dict[tuple[str, ...], dict[str, tuple[float, float, float]]] = {}
+
+    def take(table: pd.DataFrame, where: str) -> None:
+        for row in table.to_dict("records"):
+            if pd.isna(row.get("joules_per_unit")):
+                continue
+            row.setdefault("profile", site.profile)  # a leaderboard is of the site's primary profile
+            key = tuple("" if pd.isna(row[k]) else str(row[k]) for k in [*KEY, "profile"])
+            seen.setdefault(key, {})[where] = (
+                float(row["joules_per_unit"]),
+                _num(row["joules_lo"]),
+                _num(row["joules_hi"]),
+            )
+
+    for workload in site.workloads:
+        take(pages.leaderboard_frame(site, workload).assign(workload=workload), f"leaderboard {workload}")
+    for mid in site.machine_order:
+        take(site.machine_parts(mid)[0], f"machine page {mid}")
+    data = pd.concat(list(opendata.measurement_blocks(site)))
+    take(data[data["level"] == "machine"], "data/measurements")
+    places = [p for p in seen.values() if len(p) > 1]
+    differ = [p for p in places if len({tuple(round(x, 9) for x in f) for f in p.values()}) > 1]
+    assert len(places) > 50
+    assert not differ, f"{len(differ)} of {len(places)} energy figures differ between pages, e.g. {differ[:2]}"
+    widths = [f[2] / f[1] for p in places for f in p.values()]
+    assert all(w > 1 for w in widths)  # never an interval of no width
+
+
 def test_the_advisor_at_a_measured_point_says_so_and_between_points_says_it_interpolates(site):
     grid, _ = advisor.advisor_grid(site.speedups)
     inside = grid[grid["g"] >= 0]

@@ -24,11 +24,14 @@ Each run is weighed by its own noise, so a few runs with wide intervals do not h
 disagree (the plain method of moments, max(0, V - W) with V the pooled variance of a group's runs and W the mean
 s^2, set tau to 0 where one wide run's s^2 outweighed the rest; both are kept as Component.pooled and .within).
 
-It is estimated for each figure (measurement: log median_s; speedup: log speedup), device class (cpu, accelerator; a
-speedup's is the accelerator) and loop (as-written, tuned). A class and loop with no group takes the figure's
-estimate over all its groups. Where no speedup group is left at all (leave-one-machine-out on few machines), a
-speedup's tau^2 is the sum of its two sides' measurement tau^2 (the CPU's and the accelerator's of its loop: runs of
-the two sides taken as independent); 0 where neither figure has a group. Runs without a within-run interval (one
+It is estimated for each figure (measurement: log median_s; speedup: log speedup; energy: log joules per unit on the
+measured device), device class (cpu, accelerator; a speedup's is the accelerator) and loop (as-written, tuned). A
+class and loop with no group takes the figure's estimate over all its groups (so a CPU's energy, where no machine
+read its CPU's counter in several runs, takes the accelerators'). Where no speedup group is left at all
+(leave-one-machine-out on few machines), a speedup's tau^2 is the sum of its two sides' measurement tau^2 (the CPU's
+and the accelerator's of its loop: runs of the two sides taken as independent); 0 where neither figure has a group.
+An energy ratio (CPU joules over the accelerator's, one run's rounds on each side) takes the sum of its two sides'
+energy tau^2 (analyses.speedups.energy_ratio). Runs without a within-run interval (one
 sample) add no group member: their standard error is unknown. The rows are put in one order (group, run) before
 the sums: the same files give the same tau.
 """
@@ -45,6 +48,7 @@ from site_builder import uncertainty
 
 MEASUREMENT = "measurement"
 SPEEDUP = "speedup"
+ENERGY = "energy"  # a measurement's joules per unit on its device (schema 11 on)
 # A figure's group: runs of one figure of one machine with one benchsite version (the site combines them:
 # site_builder.combine; across versions a harness change would count as noise)
 GROUP = ["machine_id", "benchsite_version", "profile", "workload_hash", "framework", "device"]
@@ -178,11 +182,14 @@ def paule_mandel(y: np.ndarray, s2: np.ndarray, group: np.ndarray) -> float:
     return (low + high) / 2.0
 
 
-def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame) -> Between:
-    """tau^2 for every figure, device class and loop (measurement_runs and speedup_runs' tables)."""
+def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame, energy: pd.DataFrame | None = None) -> Between:
+    """tau^2 for every figure, device class and loop (measurement_runs, speedup_runs and energy_runs' tables; the
+    energy table made from `measurements` where none is given)."""
     components: dict[tuple[str, ...], Component] = {}
     machines: set[str] = set()
-    for figure, table in ((MEASUREMENT, measurements), (SPEEDUP, speedups)):
+    if energy is None:
+        energy = energy_runs(measurements)
+    for figure, table in ((MEASUREMENT, measurements), (SPEEDUP, speedups), (ENERGY, energy)):
         if table.empty:
             continue
         eras = table["era"] if "era" in table else pd.Series(SAMPLES, index=table.index)
@@ -214,6 +221,22 @@ def measurement_runs(every_run: pd.DataFrame) -> pd.DataFrame:
     era = [era_of(s) for s in ok["samples"]]
     return ok.assign(
         value=ok["median_s"], lo=ok["ci_lo_s"], hi=ok["ci_hi_s"], se2=np.asarray(se2, dtype=float), era=era
+    )
+
+
+def energy_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """Each run's energy a unit on its measured device (measurement_runs' rows with joules): value joules_per_unit,
+    lo, hi its within-run interval (across the run's rounds, as the file gives it; its standard error is read from
+    that interval). Empty where no row read a counter."""
+    if runs.empty or "joules_per_unit" not in runs.columns:
+        return pd.DataFrame(columns=[*FIGURE, "era"])
+    joules = pd.to_numeric(runs["joules_per_unit"], errors="coerce")
+    has = runs[joules.notna().to_numpy() & (joules > 0).to_numpy()]
+    return has.drop(columns=[c for c in ("value", "lo", "hi", "se2") if c in has.columns]).assign(
+        value=pd.to_numeric(has["joules_per_unit"], errors="coerce"),
+        lo=pd.to_numeric(has["joules_lo"], errors="coerce"),
+        hi=pd.to_numeric(has["joules_hi"], errors="coerce"),
+        era=ROUNDS,
     )
 
 
@@ -254,15 +277,37 @@ def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
 
 
 def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
-    """The frame's measurements with their interval as the site shows it: a row of one run (runs == 1) widened by
-    the measurement's tau^2 (uncertainty.single_run_interval); a row combining several runs as combine made it."""
+    """The frame's measurements with their intervals as the site shows them: a row of one run (runs == 1) widened by
+    the measurement's tau^2 (uncertainty.single_run_interval); a row combining several runs as combine made it. The
+    energy a unit is always one run's (the newest that read a counter), so its interval is widened on every row
+    (widen_energy)."""
     if frame.empty:
         return frame
     single = frame["runs"].to_numpy() == 1
     eras = [era_of(s) for s in frame["samples"]]
     tau2 = np.where(single, spread.tau2_column(MEASUREMENT, frame["device"], frame["variant"], eras), 0.0)
     lo, hi = uncertainty.single_run_interval(frame["median_s"], frame["ci_lo_s"], frame["ci_hi_s"], tau2)
-    return frame.assign(ci_lo_s=lo, ci_hi_s=hi)
+    return widen_energy(frame.assign(ci_lo_s=lo, ci_hi_s=hi), spread)
+
+
+def widen_energy(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
+    """A table's joules a unit (joules_per_unit, one run's figure) with the interval the site shows for it: the
+    run's own interval across its rounds widened by the energy's tau^2 (uncertainty.single_run_interval), where
+    another run of the machine would land."""
+    if frame.empty or "joules_per_unit" not in frame.columns:
+        return frame
+    joules = pd.to_numeric(frame["joules_per_unit"], errors="coerce").to_numpy(float)
+    has = ~np.isnan(joules)
+    if not has.any():
+        return frame
+    tau2 = np.zeros(len(frame))
+    tau2[has] = spread.tau2_column(ENERGY, frame["device"][has], frame["variant"][has])
+    lo = pd.to_numeric(frame["joules_lo"], errors="coerce").to_numpy(float)
+    hi = pd.to_numeric(frame["joules_hi"], errors="coerce").to_numpy(float)
+    lo, hi = uncertainty.single_run_interval(joules, lo, hi, tau2)
+    return frame.assign(
+        joules_lo=np.where(has, lo, frame["joules_lo"]), joules_hi=np.where(has, hi, frame["joules_hi"])
+    )
 
 
 def note(spread: Between) -> str:

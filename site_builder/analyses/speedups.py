@@ -65,19 +65,27 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
     # unstable where either side is (frames.states): the speedup rests on both
     either = joined["stable"].astype(object).eq(False) | joined["stable_cpu"].astype(object).eq(False)
     joined["state"] = np.where(either, UNSTABLE, "ok")
-    joined = joined.assign(**energy_ratios(joined))
+    energy_tau2 = None
+    if spread is not None:  # one run's rounds on each side: both sides' spread between runs, as for a speedup
+        energy_tau2 = spread.tau2_column(between.ENERGY, pd.Series("cpu", index=joined.index), joined["variant"])
+        energy_tau2 = energy_tau2 + spread.tau2_column(between.ENERGY, joined["device"], joined["variant"])
+    joined = joined.assign(**energy_ratios(joined, energy_tau2))
     return joined.reset_index(drop=True)
 
 
 ENERGY_COLUMNS = ["energy_ratio", "energy_ratio_lo", "energy_ratio_hi", "energy_verdict", "energy_note"]
 
 
-def energy_ratio(cpu: Any, accelerator: Any, cpu_scope: str, accelerator_scope: str) -> dict[str, Any]:
+def energy_ratio(
+    cpu: Any, accelerator: Any, cpu_scope: str, accelerator_scope: str, tau2: float = 0.0
+) -> dict[str, Any]:
     """The CPU-or-accelerator answer in energy for one comparison: the CPU side's joules a unit over the
     accelerator side's (above 1: the accelerator uses less), each side's median over its rounds
     (runner.results.energy.side_rounds), with Student's t on the log ratios of the rounds, paired round by round
-    where the run alternated them (uncertainty.rounds_interval), and its verdict; where a side was not measured,
-    no figure and a note that says which. The one rule every page and file takes the energy answer from."""
+    where the run alternated them (uncertainty.rounds_interval), widened by `tau2`, the spread between runs of the
+    two sides' energy (uncertainty.single_run_interval: both sides are one run's), and its verdict; where a side
+    was not measured, no figure and a note that says which. The one rule every page and file takes the energy
+    answer from."""
     none = dict.fromkeys(ENERGY_COLUMNS[:3], np.nan) | {"energy_verdict": "", "energy_note": ""}
     cpu_all = np.asarray(cpu if cpu is not None else [], dtype=float)
     accel_all = np.asarray(accelerator if accelerator is not None else [], dtype=float)
@@ -109,6 +117,7 @@ def energy_ratio(cpu: Any, accelerator: Any, cpu_scope: str, accelerator_scope: 
         pairings = ("energy", "energy") if paired else ("cpu", "accelerator")  # unpaired: Welch's
         sides = uncertainty.Rounds(cpu_values, pairings[0]), uncertainty.Rounds(accel_values, pairings[1])
         lo, hi = uncertainty.rounds_interval(*sides)
+        lo, hi = (float(x[0]) for x in uncertainty.single_run_interval([ratio], [lo], [hi], tau2))
     if np.isnan(lo) or np.isnan(hi) or intervals.interval_or_none(lo, hi) is None:
         return none | {"energy_ratio": ratio, "energy_note": TOO_FEW}
     verdict = intervals.verdict(lo, hi, energy_rules.ENERGY_ABOVE, energy_rules.ENERGY_BELOW)
@@ -116,17 +125,20 @@ def energy_ratio(cpu: Any, accelerator: Any, cpu_scope: str, accelerator_scope: 
             "energy_note": ""}  # fmt: skip
 
 
-def energy_ratios(joined: pd.DataFrame) -> dict[str, list[Any]]:
-    """energy_ratio for every row of the speedups' join (its CPU side's columns suffixed _cpu)."""
+def energy_ratios(joined: pd.DataFrame, tau2: np.ndarray | None = None) -> dict[str, list[Any]]:
+    """energy_ratio for every row of the speedups' join (its CPU side's columns suffixed _cpu), each widened by its
+    row's `tau2` (none: 0)."""
     if "energy_rounds" not in joined.columns:  # a frame made without the energy columns
         return {name: [np.nan if name.startswith("energy_ratio") else ""] * len(joined) for name in ENERGY_COLUMNS}
+    tau2s = np.zeros(len(joined)) if tau2 is None else np.asarray(tau2, dtype=float)
     rows = [
-        energy_ratio(c, a, str(cs), str(acs))
-        for c, a, cs, acs in zip(
+        energy_ratio(c, a, str(cs), str(acs), float(t))
+        for c, a, cs, acs, t in zip(
             joined["energy_rounds_cpu"],
             joined["energy_rounds"],
             joined["energy_scope_cpu"],
             joined["energy_scope"],
+            tau2s,
             strict=True,
         )
     ]

@@ -7,7 +7,8 @@ A run's 95% interval of a figure says where that figure would fall if the run we
 results, take every two runs of one machine that measured the same thing and ask whether the second run's figure lies
 inside the first one's interval; a calibrated interval holds it about 95% of the time (90% or more is the goal). The
 script reports that share (coverage) with its pair counts and the median interval width (hi / lo) beside it, for
-measurements and for speedups, overall, by device class (cpu, accelerator) and by variant (as-written, tuned); and
+measurements, for speedups and for the energy a unit (joules per epoch or step on the measured device, schema 11
+on), overall, by device class (cpu, accelerator) and by variant (as-written, tuned); and
 the run-to-run spread of the figures (per pair of runs the larger figure over the smaller: median and 90th
 percentile), overall and for the as-written speedups of the machines whose accelerator model contains `--accelerator`
 (H200). It ends with a line comparing the figures with the goals: coverage >= 90% for both, and that spread <= 1.25x
@@ -38,6 +39,9 @@ spread 1.22x median and 1.79x at the 90th percentile):
   median of hi_A / lo_A over those same pairs.
 - Spread: every unordered pair {A, B} of distinct runs in a group (with or without intervals): max / min of the two
   figures. "run pairs" counts these (for speedups the baseline's 243).
+- Energy: a measurement's joules a unit on its device (its energy block of `of: device` with a figure), grouped as
+  the measurements are; its interval the file's across the run's rounds (`ci95_joules_per_unit`), widened by the
+  energy's tau^2 under site-rules (site_builder.analyses.between.widen_energy, as the pages show it).
 - Subsets: device class by the measurement's device (cpu, or any accelerator; a speedup's is always the
   accelerator), variant as the file gives it.
 
@@ -70,7 +74,7 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -111,6 +115,7 @@ class Figures:
     measurements: pd.DataFrame
     speedups: pd.DataFrame
     source: str  # what was read, for the heading
+    energy: pd.DataFrame = field(default_factory=pd.DataFrame)  # joules a unit, one row per measurement with one
 
 
 def point_label(point: dict[str, Any]) -> str:
@@ -137,6 +142,7 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
     loaded = load_results(root)
     measurements: list[dict[str, Any]] = []
     speedups: list[dict[str, Any]] = []
+    energy: list[dict[str, Any]] = []
     numerators: list[np.ndarray] = []
     denominators: list[np.ndarray] = []
     for path in loaded.accepted:
@@ -183,6 +189,21 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                     "se2": uncertainty.rounds_se2(side(result, m, rules)),
                 }
             )
+            own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
+            if own is not None and own.joules_per_unit > 0:
+                joules = own.ci95_joules_per_unit or (math.nan, math.nan)
+                if rules:
+                    joules = intervals.interval_or_none(*joules) or (math.nan, math.nan)
+                energy.append(
+                    {
+                        **measurements[-1],
+                        "value": own.joules_per_unit,
+                        "lo": joules[0],
+                        "hi": joules[1],
+                        "era": between.ROUNDS,
+                        "se2": math.nan,  # from its interval (between.estimate)
+                    }
+                )
             if single and m.samples_s:
                 if m.device == "cpu":
                     cpu[(m.workload_hash, m.framework)] = m
@@ -215,7 +236,7 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
         lo, hi = interval(numerators, denominators)
         speedup_table = speedup_table.assign(lo=lo, hi=hi)
     source = f"{root}: {len(loaded.accepted)} result files accepted, {len(loaded.rejected)} refused"
-    return Figures(pd.DataFrame(measurements), speedup_table, source)
+    return Figures(pd.DataFrame(measurements), speedup_table, source, pd.DataFrame(energy))
 
 
 # The interval columns a site's per-run measurement rows may carry, the current names first.
@@ -310,10 +331,11 @@ def site_intervals(args: argparse.Namespace) -> Figures:
 def spread_of(figures: Figures, leave_out: str | None = None) -> between.Between:
     """The between-run component (site_builder.analyses.between) estimated from the figures' runs, without the
     runs of machine `leave_out`."""
-    m, s = figures.measurements, figures.speedups
+    m, s, e = figures.measurements, figures.speedups, figures.energy
     if leave_out is not None:
         m, s = m[m["machine_id"] != leave_out], s[s["machine_id"] != leave_out]
-    return between.estimate_all(m, s)
+        e = e[e["machine_id"] != leave_out] if len(e) else e
+    return between.estimate_all(m, s, e)
 
 
 def site_rule_intervals(args: argparse.Namespace) -> Figures:
@@ -322,7 +344,11 @@ def site_rule_intervals(args: argparse.Namespace) -> Figures:
     the default: a machine's own runs never set the width its pairs are judged by) or from every machine's (--tau
     all, as the site estimates it)."""
     figures = file_intervals(args, rules=True)
-    tables = {between.MEASUREMENT: figures.measurements, between.SPEEDUP: figures.speedups}
+    tables = {
+        between.MEASUREMENT: figures.measurements,
+        between.SPEEDUP: figures.speedups,
+        between.ENERGY: figures.energy,
+    }
     machines = sorted(set().union(*(set(t["machine_id"]) for t in tables.values() if len(t))))
     spreads = {m: spread_of(figures, m if args.tau == "leave-one-out" else None) for m in machines}
     out = {}
@@ -339,7 +365,7 @@ def site_rule_intervals(args: argparse.Namespace) -> Figures:
         lo, hi = uncertainty.single_run_interval(table["value"], table["lo"], table["hi"], tau2)
         out[figure] = table.assign(lo=lo, hi=hi, tau=np.sqrt(tau2))
     source = f"{figures.source}; tau {args.tau}"
-    return Figures(out[between.MEASUREMENT], out[between.SPEEDUP], source)
+    return Figures(out[between.MEASUREMENT], out[between.SPEEDUP], source, out[between.ENERGY])
 
 
 INTERVALS: dict[str, Callable[[argparse.Namespace], Figures]] = {
@@ -419,6 +445,12 @@ def subsets(accelerator: str) -> dict[str, list[tuple[str, Callable[[pd.DataFram
             *by_variant,
             (f"{accelerator} as-written", theirs),
         ],
+        "energy": [
+            ("all", None),
+            ("cpu", lambda t: t["device"] == "cpu"),
+            ("accelerator", lambda t: t["device"] != "cpu"),
+            *by_variant,
+        ],
     }
 
 
@@ -430,12 +462,13 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
     kinds = {
         "measurement": pairs_of(measurements, MEASUREMENT_GROUP),
         "speedup": pairs_of(figures.speedups, SPEEDUP_GROUPS[args.speedup_group]),
+        "energy": pairs_of(figures.energy, MEASUREMENT_GROUP),
     }
     rows = []
     for kind, cuts in subsets(args.accelerator).items():
         for name, mask in cuts:
             rows.append({"figure": kind, "subset": name, **summary(kinds[kind], mask)})
-    goal_spread = rows[-1]
+    goal_spread = next(r for r in rows if r["figure"] == "speedup" and r["subset"] == f"{args.accelerator} as-written")
     coverage = {r["figure"]: r["coverage"] for r in rows if r["subset"] == "all"}
     machines = sorted(
         set(figures.speedups["machine_id"][figures.speedups["gpu_model"].str.contains(args.accelerator, regex=False)])
