@@ -475,7 +475,7 @@ def _measurement_columns(
         ci = (intervals.interval_or_none(*m.ci95_s) if m.ci95_s else None) or (None, None)
     pairing = pairing_of(result, m)
     peak, peak_source = _peak(result, m, measured_peaks)
-    own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
+    own = energy_rules.device_figure(m.energy)
     joules_ci = (own.ci95_joules_per_unit if own is not None else None) or (None, None)
     side, scope = energy_rules.side_rounds(m.energy)
     unfigured = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is None), None)
@@ -515,6 +515,7 @@ def _measurement_columns(
         "joules_per_unit": own.joules_per_unit if own is not None else None,
         "joules_lo": joules_ci[0],
         "joules_hi": joules_ci[1],
+        "joules_se2": energy_rules.log_se2(own) if own is not None else None,
         "energy_source": intern(own.source) if own is not None else "",
         "energy_why": intern(unfigured.note or "") if own is None and unfigured is not None else "",
         "energy_rounds": side or None,

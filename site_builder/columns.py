@@ -53,6 +53,7 @@ COLUMNS = [
     "joules_per_unit",
     "joules_lo",
     "joules_hi",
+    "joules_se2",  # the squared standard error of its log over its rounds (the between-run estimate weighs it)
     "energy_source",
     "energy_why",  # where the device's own source has no figure: why (too short to attribute)
     # the CPU-or-accelerator comparison in energy: what the measured side used a unit, round by round (its device's
@@ -83,6 +84,7 @@ NUMERIC = [
     "joules_per_unit",
     "joules_lo",
     "joules_hi",
+    "joules_se2",
 ]
 # Repeated text columns are stored once per distinct value (pandas categoricals); workload_hash and the
 # numbers, dates and flags stay as they are.

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pandas as pd
@@ -465,9 +466,9 @@ def test_the_energy_ratio_pairs_a_runs_rounds_and_says_which_side_was_not_measur
     assert wide["energy_ratio_lo"] < 1 < wide["energy_ratio_hi"] and wide["energy_verdict"] != figures.ENERGY_ABOVE
 
 
-def _powered_gpu_file(cpu_energy: bool = True):
+def _powered_gpu_file(cpu_energy: bool = True, gpu_joules: float = 0.5):
     """The H100 machine's committed run with energy blocks on every measurement: the CPU's RAPL on the CPU side, the
-    board's counter and the host's RAPL on the GPU side, each a round per process (schema 11)."""
+    board's counter (`gpu_joules` a unit) and the host's RAPL on the GPU side, each a round per process (schema 11)."""
     result = _gpu_file()
     accelerators = [a.model_copy(update={"power_limit_w": 700.0}) for a in result.machine.accelerators]
     ms = []
@@ -484,7 +485,7 @@ def _powered_gpu_file(cpu_energy: bool = True):
         if m.device == "cpu":
             blocks = [block("rapl", "device", 3.0, 0.001)] if cpu_energy else []
         else:
-            blocks = [block("nvml-counter", "device", 0.5, 0.1), block("rapl", "host", 0.3, 0.001)]
+            blocks = [block("nvml-counter", "device", gpu_joules, 0.1), block("rapl", "host", 0.3, 0.001)]
         ms.append(m.model_copy(update={"energy": blocks}))
     machine = result.machine.model_copy(update={"accelerators": accelerators})
     return result.model_copy(update={"measurements": ms, "machine": machine, "schema_version": 11})
@@ -690,7 +691,7 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
     def joules(result):
         out = {}
         for m in result.measurements:
-            own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit), None)
+            own = figures.device_figure(m.energy)
             if own is not None:
                 out[(m.workload_hash, m.framework, m.variant)] = (own.joules_per_unit, own.ci95_joules_per_unit)
         return out
@@ -713,6 +714,9 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
             own_inside += lo <= value <= hi
             shown_inside += r.joules_lo <= value <= r.joules_hi
     assert pairs == 104 and own_inside / pairs < 0.7 and shown_inside / pairs >= 0.9
+    # a row without joules keeps none; the CPU rows (no RAPL on that host) have no energy interval to widen
+    cpu = site.frame[(site.frame["machine_id"] == H100) & (site.frame["device"] == "cpu")]
+    assert len(cpu) and cpu["joules_per_unit"].isna().all() and cpu["joules_lo"].isna().all()
 
     measured = pd.concat(list(opendata.measurement_blocks(site)))
     measured = measured[measured["joules_per_unit"].notna()]
@@ -723,3 +727,46 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
     assert len(both) == 52
     assert (both["joules_lo_run"] == both["joules_lo_machine"]).all()
     assert (both["joules_hi_run"] == both["joules_hi_machine"]).all()
+
+
+def test_a_block_s_standard_error_is_its_rounds_own_and_the_energy_ratio_widens_by_both_sides_spread():
+    """The between-run estimate weighs each run's energy by its rounds' own standard error of the log (var / n over
+    the rounds it is figured from, not read back from its t-interval). A machine that ran twice, its board's joules 40%
+    apart, gives the energy a between-run spread: its newest run's energy ratio on the site is the rounds' interval
+    widened by the two sides' tau^2, as energy_ratio gives it."""
+    import math
+
+    from site_builder.analyses import between
+    from site_builder.analyses.speedups import energy_ratio
+    from site_builder.collect import Collector
+    from site_builder.site import Site
+    from site_builder.uncertainty import single_run_interval
+
+    rounds = [
+        EnergyRound(joules=j, units=100, window_s=w) for j, w in [(50.0, 2.0), (55.0, 2.0), (9.0, 0.3), (48.0, 2.0)]
+    ]
+    block = _block("nvml-counter", "device", rounds)
+    logs = [math.log(j / 100) for j in (50.0, 55.0, 48.0)]  # the 0.3 s round is too short to attribute
+    assert figures.log_se2(block) == pytest.approx(statistics.variance(logs) / 3)
+    assert math.isnan(figures.log_se2(_block("nvml-counter", "device", rounds[:1])))
+    assert figures.device_figure([block]) is block and figures.device_figure([]) is None
+
+    first = _powered_gpu_file(True)
+    later_run = first.run.model_copy(update={"id": "f" * 32, "started_at": first.run.started_at + timedelta(days=1)})
+    later = _powered_gpu_file(True, gpu_joules=0.7).model_copy(update={"run": later_run})
+    collector = Collector()
+    collector.add(Path("first"), first)
+    collector.add(Path("later"), later)
+    site = Site.from_collector(collector, [])
+    tau2 = site.spread.tau2(between.ENERGY, "cuda", "as-written")
+    assert tau2 > 0.01
+    rows = site.speedups[site.speedups["energy_ratio_lo"].notna()]
+    ratio_tau2 = site.spread.energy_ratio_tau2_column(rows["device"], rows["variant"])
+    assert len(rows) and (ratio_tau2 >= tau2).all()
+    for row, t2 in zip(rows.itertuples(), ratio_tau2, strict=True):
+        plain = energy_ratio(row.energy_rounds_cpu, row.energy_rounds, "rapl", "nvml-counter + host rapl")
+        lo, hi = single_run_interval(
+            [plain["energy_ratio"]], [plain["energy_ratio_lo"]], [plain["energy_ratio_hi"]], t2
+        )
+        assert row.energy_ratio_lo == pytest.approx(lo[0]) and row.energy_ratio_hi == pytest.approx(hi[0])
+        assert row.energy_ratio_lo < plain["energy_ratio_lo"]

@@ -58,7 +58,7 @@ def figures(
         "avg_power_w": sum(r["joules"] for r in rounds) / windows if windows > 0 else None,
         "note": None,
     }
-    kept = [r for r in rounds if attributable(r["window_s"], period_s)]
+    kept = _kept(rounds, period_s)
     if not kept:
         longest = max((r["window_s"] for r in rounds), default=0.0)
         needs = f"{MIN_PERIODS} x its {period_s:.3g} s update period" if period_s else f"{MIN_SAMPLED_WINDOW_S} s"
@@ -67,7 +67,7 @@ def figures(
             f"{needs} (a longer --time-budget gives one)"
         )
         return out
-    per_unit = [r["joules"] / r["units"] for r in kept]
+    per_unit = _per_unit(kept)
     out["joules_per_unit"] = statistics.median(per_unit)
     out["ci95_joules_per_unit"] = process_interval(per_unit) if all(v > 0 for v in per_unit) else None
     out["joules_per_sample"] = out["joules_per_unit"] / samples_per_unit
@@ -75,6 +75,30 @@ def figures(
         above = [max(0.0, r["joules"] - idle_w * r["window_s"]) / r["units"] for r in kept]
         out["above_idle_joules_per_unit"] = statistics.median(above)
     return out
+
+
+def _kept(rounds: Sequence[Any], period_s: float | None) -> list[Any]:
+    """The rounds long enough for the counter to attribute."""
+    return [r for r in rounds if attributable(_get(r, "window_s"), period_s)]
+
+
+def _per_unit(rounds: Sequence[Any]) -> list[float]:
+    return [_get(r, "joules") / _get(r, "units") for r in rounds]
+
+
+def device_figure(energies: Sequence[Any]) -> Any | None:
+    """A measurement's own energy figure: its block of `of: device` that has joules per unit, or None."""
+    return next((e for e in energies if _get(e, "of") == "device" and _get(e, "joules_per_unit") is not None), None)
+
+
+def log_se2(block: Any) -> float:
+    """The squared standard error of a block's log joules per unit, var(log x) / n over the rounds it is figured
+    from: what its interval is built on (process_interval), not read back from that t-interval. NaN under two
+    rounds or where a round used no energy."""
+    per_unit = _per_unit(_kept(_get(block, "rounds"), _get(block, "counter_period_s")))
+    if len(per_unit) < 2 or any(not v > 0 for v in per_unit):
+        return math.nan
+    return statistics.variance([math.log(v) for v in per_unit]) / len(per_unit)
 
 
 ENERGY_ABOVE = "accelerator uses less energy"  # the verdicts on CPU joules over an accelerator's (above 1: it wins)

@@ -110,6 +110,13 @@ class Between:
         """tau^2 of one run's measured time (a standing's side: runner.contribute.standing.Tau2), of its era."""
         return self.tau2(MEASUREMENT, device, variant, ROUNDS if rounds else SAMPLES)
 
+    def energy_ratio_tau2_column(self, devices: pd.Series, variants: pd.Series) -> np.ndarray:
+        """tau^2 of a CPU-over-accelerator energy ratio for each row (its accelerator device and loop): the sum of
+        its two sides' energy tau^2, each side one run's rounds. The sides' joules both follow the host's speed, so
+        the sum is an upper bound until machines with both sides read in several runs let it be estimated."""
+        cpu = self.tau2_column(ENERGY, pd.Series("cpu", index=devices.index), variants)
+        return cpu + self.tau2_column(ENERGY, devices, variants)
+
     def tau2_column(
         self, figure: str, devices: pd.Series, variants: pd.Series, eras: Sequence[str] | None = None
     ) -> np.ndarray:
@@ -226,17 +233,13 @@ def measurement_runs(every_run: pd.DataFrame) -> pd.DataFrame:
 
 def energy_runs(runs: pd.DataFrame) -> pd.DataFrame:
     """Each run's energy a unit on its measured device (measurement_runs' rows with joules): value joules_per_unit,
-    lo, hi its within-run interval (across the run's rounds, as the file gives it; its standard error is read from
-    that interval). Empty where no row read a counter."""
+    lo, hi its within-run interval across the run's rounds, se2 its rounds' own squared standard error of the log
+    (runner.results.energy.log_se2). Empty where no row read a counter."""
     if runs.empty or "joules_per_unit" not in runs.columns:
-        return pd.DataFrame(columns=[*FIGURE, "era"])
-    joules = pd.to_numeric(runs["joules_per_unit"], errors="coerce")
-    has = runs[joules.notna().to_numpy() & (joules > 0).to_numpy()]
-    return has.drop(columns=[c for c in ("value", "lo", "hi", "se2") if c in has.columns]).assign(
-        value=pd.to_numeric(has["joules_per_unit"], errors="coerce"),
-        lo=pd.to_numeric(has["joules_lo"], errors="coerce"),
-        hi=pd.to_numeric(has["joules_hi"], errors="coerce"),
-        era=ROUNDS,
+        return pd.DataFrame(columns=[*FIGURE, "se2", "era"])
+    has = runs[runs["joules_per_unit"].to_numpy(float) > 0]
+    return has.assign(
+        value=has["joules_per_unit"], lo=has["joules_lo"], hi=has["joules_hi"], se2=has["joules_se2"], era=ROUNDS
     )
 
 
@@ -279,7 +282,7 @@ def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
 def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
     """The frame's measurements with their intervals as the site shows them: a row of one run (runs == 1) widened by
     the measurement's tau^2 (uncertainty.single_run_interval); a row combining several runs as combine made it. The
-    energy a unit is always one run's (the newest that read a counter), so its interval is widened on every row
+    energy a unit is always one run's (the newest run's), so its interval is widened on every row
     (widen_energy)."""
     if frame.empty:
         return frame
@@ -296,18 +299,14 @@ def widen_energy(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
     another run of the machine would land."""
     if frame.empty or "joules_per_unit" not in frame.columns:
         return frame
-    joules = pd.to_numeric(frame["joules_per_unit"], errors="coerce").to_numpy(float)
+    joules = frame["joules_per_unit"].to_numpy(float)
     has = ~np.isnan(joules)
     if not has.any():
         return frame
     tau2 = np.zeros(len(frame))
     tau2[has] = spread.tau2_column(ENERGY, frame["device"][has], frame["variant"][has])
-    lo = pd.to_numeric(frame["joules_lo"], errors="coerce").to_numpy(float)
-    hi = pd.to_numeric(frame["joules_hi"], errors="coerce").to_numpy(float)
-    lo, hi = uncertainty.single_run_interval(joules, lo, hi, tau2)
-    return frame.assign(
-        joules_lo=np.where(has, lo, frame["joules_lo"]), joules_hi=np.where(has, hi, frame["joules_hi"])
-    )
+    lo, hi = uncertainty.single_run_interval(joules, frame["joules_lo"], frame["joules_hi"], tau2)
+    return frame.assign(joules_lo=lo, joules_hi=hi)
 
 
 def note(spread: Between) -> str:

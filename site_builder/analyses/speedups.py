@@ -65,10 +65,7 @@ def speedups(frame: pd.DataFrame, spread: between.Between | None = None) -> pd.D
     # unstable where either side is (frames.states): the speedup rests on both
     either = joined["stable"].astype(object).eq(False) | joined["stable_cpu"].astype(object).eq(False)
     joined["state"] = np.where(either, UNSTABLE, "ok")
-    energy_tau2 = None
-    if spread is not None:  # one run's rounds on each side: both sides' spread between runs, as for a speedup
-        energy_tau2 = spread.tau2_column(between.ENERGY, pd.Series("cpu", index=joined.index), joined["variant"])
-        energy_tau2 = energy_tau2 + spread.tau2_column(between.ENERGY, joined["device"], joined["variant"])
+    energy_tau2 = None if spread is None else spread.energy_ratio_tau2_column(joined["device"], joined["variant"])
     joined = joined.assign(**energy_ratios(joined, energy_tau2))
     return joined.reset_index(drop=True)
 

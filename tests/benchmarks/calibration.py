@@ -41,7 +41,8 @@ spread 1.22x median and 1.79x at the 90th percentile):
   figures. "run pairs" counts these (for speedups the baseline's 243).
 - Energy: a measurement's joules a unit on its device (its energy block of `of: device` with a figure), grouped as
   the measurements are; its interval the file's across the run's rounds (`ci95_joules_per_unit`), widened by the
-  energy's tau^2 under site-rules (site_builder.analyses.between.widen_energy, as the pages show it).
+  energy's tau^2 under site-rules (site_builder.analyses.between.widen_energy, as the pages show it); under site,
+  the per-run rows' joules_per_unit, joules_lo and joules_hi.
 - Subsets: device class by the measurement's device (cpu, or any accelerator; a speedup's is always the
   accelerator), variant as the file gives it.
 
@@ -83,6 +84,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from runner.results import energy as energy_rules
 from runner.results import intervals
 from runner.results.storage import load
 from site_builder import uncertainty
@@ -189,11 +191,9 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                     "se2": uncertainty.rounds_se2(side(result, m, rules)),
                 }
             )
-            own = next((e for e in m.energy if e.of == "device" and e.joules_per_unit is not None), None)
-            if own is not None and own.joules_per_unit > 0:
+            own = energy_rules.device_figure(m.energy)
+            if own is not None and own.joules_per_unit > 0:  # as the site reads it (site_builder.collect)
                 joules = own.ci95_joules_per_unit or (math.nan, math.nan)
-                if rules:
-                    joules = intervals.interval_or_none(*joules) or (math.nan, math.nan)
                 energy.append(
                     {
                         **measurements[-1],
@@ -201,7 +201,7 @@ def file_intervals(args: argparse.Namespace, rules: bool = False) -> Figures:
                         "lo": joules[0],
                         "hi": joules[1],
                         "era": between.ROUNDS,
-                        "se2": math.nan,  # from its interval (between.estimate)
+                        "se2": energy_rules.log_se2(own),
                     }
                 )
             if single and m.samples_s:
@@ -310,6 +310,14 @@ def site_intervals(args: argparse.Namespace) -> Figures:
         single_process=_single_process(m),
     )
     m = m[m["value"].notna()]
+    energy = pd.DataFrame()
+    if {"joules_per_unit", "joules_lo", "joules_hi"} <= set(m.columns):
+        joules = pd.to_numeric(m["joules_per_unit"], errors="coerce")
+        energy = m[joules > 0].assign(
+            value=joules[joules > 0],
+            lo=pd.to_numeric(m["joules_lo"], errors="coerce")[joules > 0],
+            hi=pd.to_numeric(m["joules_hi"], errors="coerce")[joules > 0],
+        )
     needed = [*SITE_KEYS, "speedup", "speedup_lo", "speedup_hi"]
     s = _run_rows(pd.read_csv(speedups_csv, low_memory=False), "speedups.csv", needed)
     s = s.assign(
@@ -325,7 +333,7 @@ def site_intervals(args: argparse.Namespace) -> Figures:
         else:
             s[column] = s[column].fillna("").astype(str)
     source = f"{folder}: {m['run_id'].nunique()} runs' measurement rows, {s['run_id'].nunique()} runs' speedup rows"
-    return Figures(m.reset_index(drop=True), s.reset_index(drop=True), source)
+    return Figures(m.reset_index(drop=True), s.reset_index(drop=True), source, energy.reset_index(drop=True))
 
 
 def spread_of(figures: Figures, leave_out: str | None = None) -> between.Between:
@@ -457,12 +465,14 @@ def subsets(accelerator: str) -> dict[str, list[tuple[str, Callable[[pd.DataFram
 def report(args: argparse.Namespace) -> dict[str, Any]:
     figures = INTERVALS[args.interval](args)
     measurements = figures.measurements
+    energy = figures.energy
     if args.single_process and len(measurements):
         measurements = measurements[measurements["single_process"].astype(bool)]
+        energy = energy[energy["single_process"].astype(bool)] if len(energy) else energy
     kinds = {
         "measurement": pairs_of(measurements, MEASUREMENT_GROUP),
         "speedup": pairs_of(figures.speedups, SPEEDUP_GROUPS[args.speedup_group]),
-        "energy": pairs_of(figures.energy, MEASUREMENT_GROUP),
+        "energy": pairs_of(energy, MEASUREMENT_GROUP),
     }
     rows = []
     for kind, cuts in subsets(args.accelerator).items():
