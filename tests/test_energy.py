@@ -666,7 +666,7 @@ def test_a_recorded_h100_counter_gives_its_period_idle_power_and_energy_within_t
 
 
 def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
-    """The H100 machine's three standard runs with energy, a day apart: the energy of an epoch moves with the host's
+    """The H100 machine's three standard runs with energy, hours apart: the energy of an epoch moves with the host's
     speed between runs, far beyond one run's rounds (the files' own intervals hold the other runs' figures for fewer
     than 70% of the GPU measurements). The site shows the newest run's joules with its interval widened by the
     spread between runs (analyses.between, figure energy), which holds most of them; the open data's row for that
