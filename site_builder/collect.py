@@ -378,7 +378,7 @@ class Collector:
         )
         rows = order if plan is None else plan.positions if order is None else order[plan.positions]
         frame = self._convert(table if rows is None else table.take(pa.array(rows)), CATEGORIES)
-        frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
+        frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"], joules_runs=1)
         if plan is not None:
             frame = combine_apply(frame, plan)
         for name in CATEGORIES:  # a value only an older run of a combined measurement had is not a category

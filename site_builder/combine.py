@@ -1,6 +1,6 @@
 """A machine's runs of one measurement combined into one row (combine_runs): the median over the runs' medians,
 an interval across the runs (from three; for two, the span of their intervals), and every run's samples, run by
-run.
+run; its energy a unit alike, over the runs that read it (energy_of_runs).
 
 Collector.frame (site_builder.collect) combines in two steps, so that only the rows kept are converted whole:
 combine_plan from the few columns that decide (PLAN_COLUMNS), then combine_apply to the rows kept.
@@ -8,7 +8,7 @@ combine_plan from the few columns that decide (PLAN_COLUMNS), then combine_apply
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
@@ -33,7 +33,7 @@ def combine_runs(frame: pd.DataFrame) -> pd.DataFrame:
     took it 0.60 GiB above the frame; 0.22 to 0.27 GiB then). Collector.frame does the same in two steps, so that
     only the rows kept are converted whole: `combine_plan` from the columns that decide (PLAN_COLUMNS), then
     `combine_apply` to the rows kept."""
-    frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"])
+    frame = frame.assign(runs=1, runs_lo_s=frame["median_s"], runs_hi_s=frame["median_s"], joules_runs=1)
     plan = combine_plan(frame)
     if plan is None:
         return frame
@@ -49,19 +49,22 @@ def _run_figures(runs: list[np.ndarray]) -> list[float]:
 
 
 # What decides which runs' rows are combined, and how (combine_runs)
-PLAN_COLUMNS = [*KEY, "profile", "status", "median_s", "ci_lo_s", "ci_hi_s", "samples", "started_at"]
+ENERGY_COLUMNS = ["joules_per_unit", "joules_lo", "joules_hi"]  # combined the same way (energy_of_runs)
+PLAN_COLUMNS = [*KEY, "profile", "status", "median_s", "ci_lo_s", "ci_hi_s", "samples", "started_at", *ENERGY_COLUMNS]
 
 
 @dataclass
 class Plan:
     """combine_runs' rows kept and what changes in them: `positions`, the rows kept, in the order they come out;
     `rows`, which of those are combined; `stats`, their runs' median, interval span, count, fastest and slowest;
-    `samples`, their runs' samples pooled (uncertainty.RunSamples)."""
+    `samples`, their runs' samples pooled (uncertainty.RunSamples); `energy`, for the combined rows whose runs read
+    the energy of two or more of them, its median, interval and count (energy_of_runs)."""
 
     positions: np.ndarray
     rows: np.ndarray
     stats: pd.DataFrame
     samples: list[uncertainty.RunSamples]
+    energy: dict[int, tuple[float, float, float, int]] = field(default_factory=dict)
 
 
 def combine_plan(frame: pd.DataFrame) -> Plan | None:
@@ -125,7 +128,47 @@ def combine_plan(frame: pd.DataFrame) -> Plan | None:
     positions, at_group = positions[order], at_group[order]
     rows = np.flatnonzero((at_group >= 0) & combine[np.maximum(at_group, 0)])
     g = at_group[rows]
-    return Plan(positions, rows, stats.loc[g], [uncertainty.RunSamples(pooled[int(i)]) for i in g])
+    energy = _energy_plan(frame, where, group, ok, newest, rows, g)
+    return Plan(positions, rows, stats.loc[g], [uncertainty.RunSamples(pooled[int(i)]) for i in g], energy)
+
+
+def _energy_plan(
+    frame: pd.DataFrame,
+    where: np.ndarray,
+    group: np.ndarray,
+    ok: np.ndarray,
+    newest: np.ndarray,
+    rows: np.ndarray,
+    groups: np.ndarray,
+) -> dict[int, tuple[float, float, float, int]]:
+    """For each combined row (position in `rows`) whose kept, newest run has a figure of energy: energy_of_runs over
+    its group's runs with a time and joules, where two or more have them."""
+    if not set(ENERGY_COLUMNS) <= set(frame.columns):
+        return {}
+    joules = frame["joules_per_unit"].to_numpy(dtype=float)[where]
+    has = ok & (joules > 0)
+    if not has.any():
+        return {}
+    lo, hi = (frame[c].to_numpy(dtype=float)[where] for c in ("joules_lo", "joules_hi"))
+    members: dict[int, list[int]] = {}
+    for i in np.flatnonzero(has):
+        members.setdefault(int(group[i]), []).append(int(i))
+    out = {}
+    for row, g in zip(rows, groups, strict=True):
+        runs = members.get(int(g), [])
+        if len(runs) >= 2 and has[newest[g]]:
+            out[int(row)] = energy_of_runs(joules[runs], lo[runs], hi[runs])
+    return out
+
+
+def energy_of_runs(joules: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
+    """A machine's energy a unit over its runs, as its time is (combine_runs): the median of the runs' figures; from
+    ACROSS_RUNS runs the interval across them (runner.results.intervals.process_interval), for two the span of their
+    intervals; NaN bounds where there is none."""
+    n = len(joules)
+    found = intervals.process_interval(list(joules)) if n >= ACROSS_RUNS else (np.nanmin(lo), np.nanmax(hi))
+    low, high = found if found is not None else (np.nan, np.nan)
+    return float(np.median(joules)), float(low), float(high), n
 
 
 def combine_apply(out: pd.DataFrame, plan: Plan) -> pd.DataFrame:
@@ -151,4 +194,12 @@ def combine_apply(out: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         merged[row] = pooled
     out["samples"] = merged
     out["runs"] = out["runs"].astype(int)
+    if plan.energy:
+        at = np.fromiter(plan.energy, dtype=int, count=len(plan.energy))
+        figures = np.array(list(plan.energy.values()), dtype=float)
+        for i, name in enumerate([*ENERGY_COLUMNS, "joules_runs"]):
+            column = out[name].to_numpy(dtype=float, copy=True)
+            column[at] = figures[:, i]
+            out[name] = column
+        out["joules_runs"] = out["joules_runs"].astype(int)
     return out

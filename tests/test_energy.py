@@ -5,6 +5,7 @@ energy counter is a powercap tree that a thread advances at a known power."""
 from __future__ import annotations
 
 import html
+import math
 import os
 import re
 import shutil
@@ -16,6 +17,7 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
@@ -668,9 +670,10 @@ def test_a_recorded_h100_counter_gives_its_period_idle_power_and_energy_within_t
 def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
     """The H100 machine's three standard runs with energy, hours apart: the energy of an epoch moves with the host's
     speed between runs, far beyond one run's rounds (the files' own intervals hold the other runs' figures for fewer
-    than 70% of the GPU measurements). The site shows the newest run's joules with its interval widened by the
-    spread between runs (analyses.between, figure energy), which holds most of them; the open data's row for that
-    run carries the same interval as the machine's row."""
+    than 70% of the GPU measurements). A run's joules as the site gives them (the open data's row of that run) have
+    their interval widened by the spread between runs (analyses.between, figure energy), which holds most of the
+    other runs' figures; the machine's row is the median over its three runs with the interval across them, as its
+    time is."""
     from runner.results import intervals
     from site_builder import opendata, uncertainty
     from site_builder.analyses import between
@@ -683,10 +686,10 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
         shutil.copy(ROOT / "results" / H100 / name, tmp_path / H100)
     loaded = load_results(tmp_path, strict=True, cache=None)
     site = Site.from_collector(loaded.collector, loaded.rejected)
-    tau = site.spread.component(between.ENERGY, "accelerator", "as-written").tau
-    assert tau > 0.05
+    assert site.spread.component(between.ENERGY, "accelerator", "as-written").tau > 0.05
 
     runs = [load(tmp_path / H100 / name)[0] for name in names]
+    key = ["workload_hash", "framework", "variant"]
 
     def joules(result):
         out = {}
@@ -696,37 +699,53 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
                 out[(m.workload_hash, m.framework, m.variant)] = (own.joules_per_unit, own.ci95_joules_per_unit)
         return out
 
-    newest, others = joules(runs[-1]), [joules(r) for r in runs[:-1]]
-    rows = site.frame[(site.frame["machine_id"] == H100) & site.frame["joules_per_unit"].notna()]
-    assert len(rows) == len(newest) == 52
+    each = [joules(r) for r in runs]
+    assert all(len(j) == 52 for j in each)
+    measured = pd.concat(list(opendata.measurement_blocks(site)))
+    measured = measured[measured["joules_per_unit"].notna()]
     own_inside = shown_inside = pairs = 0
-    for r in rows.itertuples():
-        figure, (lo, hi) = newest[(r.workload_hash, r.framework, r.variant)]
-        assert r.joules_per_unit == figure
-        tau2 = site.spread.tau2(between.ENERGY, r.device, r.variant)
-        want = uncertainty.single_run_interval([figure], [lo], [hi], tau2)
-        assert r.joules_lo == pytest.approx(want[0][0]) and r.joules_hi == pytest.approx(want[1][0])
-        assert r.joules_lo < lo and hi < r.joules_hi
-        assert intervals.interval_or_none(r.joules_lo, r.joules_hi) is not None
-        for other in others:
-            value = other[(r.workload_hash, r.framework, r.variant)][0]
-            pairs += 1
-            own_inside += lo <= value <= hi
-            shown_inside += r.joules_lo <= value <= r.joules_hi
-    assert pairs == 104 and own_inside / pairs < 0.7 and shown_inside / pairs >= 0.9
+    for i, run in enumerate(runs):
+        rows = measured[(measured["level"] == "run") & (measured["run_id"] == run.run.id)]
+        assert len(rows) == 52
+        for r in rows.itertuples():
+            figure, (lo, hi) = each[i][(r.workload_hash, r.framework, r.variant)]
+            tau2 = site.spread.tau2(between.ENERGY, r.device, r.variant)
+            want = uncertainty.single_run_interval([figure], [lo], [hi], tau2)
+            assert r.joules_per_unit == figure
+            assert r.joules_lo == pytest.approx(want[0][0]) and r.joules_hi == pytest.approx(want[1][0])
+            assert r.joules_lo < lo and hi < r.joules_hi
+            for j, other in enumerate(each):
+                if j != i:
+                    value = other[(r.workload_hash, r.framework, r.variant)][0]
+                    pairs += 1
+                    own_inside += lo <= value <= hi
+                    shown_inside += r.joules_lo <= value <= r.joules_hi
+    assert pairs == 312 and own_inside / pairs < 0.7 and shown_inside / pairs >= 0.9
+
+    machine = site.frame[(site.frame["machine_id"] == H100) & site.frame["joules_per_unit"].notna()]
+    assert len(machine) == 52 and (machine["joules_runs"] == 3).all()
+    for r in machine.itertuples():
+        values = [e[(r.workload_hash, r.framework, r.variant)][0] for e in each]
+        across = intervals.process_interval(values)
+        assert r.joules_per_unit == pytest.approx(sorted(values)[1])
+        assert (r.joules_lo, r.joules_hi) == pytest.approx(across)
+    # the pages and the open data's machine rows show that figure
+    rows = measured[measured["level"] == "machine"].merge(machine[[*key, "joules_lo"]], on=key, suffixes=("", "_f"))
+    assert len(rows) == 52 and (rows["joules_lo"] == rows["joules_lo_f"]).all()
     # a row without joules keeps none; the CPU rows (no RAPL on that host) have no energy interval to widen
     cpu = site.frame[(site.frame["machine_id"] == H100) & (site.frame["device"] == "cpu")]
     assert len(cpu) and cpu["joules_per_unit"].isna().all() and cpu["joules_lo"].isna().all()
 
-    measured = pd.concat(list(opendata.measurement_blocks(site)))
-    measured = measured[measured["joules_per_unit"].notna()]
-    mine = measured[(measured["level"] == "run") & (measured["run_id"] == runs[-1].run.id)]
-    machine = measured[measured["level"] == "machine"]
-    key = ["workload_hash", "framework", "variant", "device"]
-    both = mine.merge(machine, on=key, suffixes=("_run", "_machine"))
-    assert len(both) == 52
-    assert (both["joules_lo_run"] == both["joules_lo_machine"]).all()
-    assert (both["joules_hi_run"] == both["joules_hi_machine"]).all()
+
+def test_a_machine_s_energy_over_two_runs_spans_their_intervals_and_one_run_needs_its_own():
+    from site_builder.combine import energy_of_runs
+
+    assert energy_of_runs(np.array([20.0, 30.0]), np.array([19.0, 29.0]), np.array([21.0, 31.0])) == (
+        25.0, 19.0, 31.0, 2)  # fmt: skip
+    three = energy_of_runs(np.array([20.0, 31.0, 25.0]), np.full(3, np.nan), np.full(3, np.nan))
+    assert three[0] == 25.0 and three[1] < 20.0 and three[2] > 31.0 and three[3] == 3
+    same = energy_of_runs(np.array([20.0, 20.0, 20.0]), np.full(3, 19.0), np.full(3, 21.0))
+    assert math.isnan(same[1]) and math.isnan(same[2])  # runs that agree exactly: no interval of no width
 
 
 def test_a_block_s_standard_error_is_its_rounds_own_and_the_energy_ratio_widens_by_both_sides_spread():

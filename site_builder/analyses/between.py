@@ -281,9 +281,8 @@ def shown(runs: pd.DataFrame, figure: str, spread: Between) -> pd.DataFrame:
 
 def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
     """The frame's measurements with their intervals as the site shows them: a row of one run (runs == 1) widened by
-    the measurement's tau^2 (uncertainty.single_run_interval); a row combining several runs as combine made it. The
-    energy a unit is always one run's (the newest run's), so its interval is widened on every row
-    (widen_energy)."""
+    the measurement's tau^2 (uncertainty.single_run_interval), and its energy a unit where that rests on one run
+    (joules_runs == 1: widen_energy); a row combining several runs as combine made it."""
     if frame.empty:
         return frame
     single = frame["runs"].to_numpy() == 1
@@ -294,13 +293,16 @@ def widen_single_runs(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
 
 
 def widen_energy(frame: pd.DataFrame, spread: Between) -> pd.DataFrame:
-    """A table's joules a unit (joules_per_unit, one run's figure) with the interval the site shows for it: the
-    run's own interval across its rounds widened by the energy's tau^2 (uncertainty.single_run_interval), where
-    another run of the machine would land."""
+    """A table's joules a unit with the interval the site shows for it: a figure of one run (every row of a per-run
+    table; a machine's row where joules_runs is 1) has its own interval across its rounds widened by the energy's
+    tau^2 (uncertainty.single_run_interval), where another run of the machine would land; a figure combined over
+    several runs (site_builder.combine.energy_of_runs) keeps the interval across them."""
     if frame.empty or "joules_per_unit" not in frame.columns:
         return frame
     joules = frame["joules_per_unit"].to_numpy(float)
     has = ~np.isnan(joules)
+    if "joules_runs" in frame.columns:
+        has &= frame["joules_runs"].to_numpy() == 1
     if not has.any():
         return frame
     tau2 = np.zeros(len(frame))
