@@ -737,7 +737,9 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
     assert len(cpu) and cpu["joules_per_unit"].isna().all() and cpu["joules_lo"].isna().all()
 
 
-def test_a_machine_s_energy_over_two_runs_spans_their_intervals_and_one_run_needs_its_own():
+def test_a_machine_s_energy_over_runs_is_their_median_with_an_interval_across_them():
+    """As a machine's time over its runs (site_builder.combine): two runs span their intervals, three or more have
+    Student's t across their figures, and runs that agree exactly give no interval of no width."""
     from site_builder.combine import energy_of_runs
 
     assert energy_of_runs(np.array([20.0, 30.0]), np.array([19.0, 29.0]), np.array([21.0, 31.0])) == (
@@ -753,8 +755,6 @@ def test_a_block_s_standard_error_is_its_rounds_own_and_the_energy_ratio_widens_
     the rounds it is figured from, not read back from its t-interval). A machine that ran twice, its board's joules 40%
     apart, gives the energy a between-run spread: its newest run's energy ratio on the site is the rounds' interval
     widened by the two sides' tau^2, as energy_ratio gives it."""
-    import math
-
     from site_builder.analyses import between
     from site_builder.analyses.speedups import energy_ratio
     from site_builder.collect import Collector

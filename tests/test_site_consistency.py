@@ -111,8 +111,8 @@ def test_each_speedup_has_one_estimate_interval_and_verdict_everywhere(site):
 
 
 def test_each_energy_figure_has_one_interval_everywhere(site):
-    """A measurement's joules a unit reads the same, with the same interval (one run's, widened by the spread between
-    runs), on its leaderboard, its machine's page and the open data's machine row."""
+    """A measurement's joules a unit reads the same, with the same interval (across its runs, or one run's widened by
+    the spread between runs), on its leaderboard, its machine's page and the open data's machine row."""
     seen: dict[tuple[str, ...], dict[str, tuple[float, float, float]]] = {}
 
     def take(table: pd.DataFrame, where: str) -> None:
