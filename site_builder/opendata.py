@@ -79,8 +79,8 @@ MEASUREMENT_COLUMNS = {
     "peak_tflops": "The device's peak TFLOP/s at the measurement's precision: the run's own matrix-product "
     "peak, else the spec sheet.",
     "peak_source": "measured or spec sheet.",
-    "joules_per_unit": "Energy of one unit on the measured device, joules (schema 11; methodology/energy.md): level "
-    "machine, the median over the runs that read it; else empty.",
+    "joules_per_unit": "Energy of one unit on the measured device, joules (schema 11; methodology/energy.md): the "
+    "run's own (level run), or the median over the machine's runs that read it (level machine); empty without one.",
     "joules_lo": "Low end of its 95% interval: over several runs, across them; of one run, where another run of the "
     "machine would land (Student's t on the log rounds, widened by the spread between runs of one machine where "
     "machines with several runs give it).",
