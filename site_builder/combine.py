@@ -164,9 +164,16 @@ def _energy_plan(
 def energy_of_runs(joules: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[float, float, float, int]:
     """A machine's energy a unit over its runs, as its time is (combine_runs): the median of the runs' figures; from
     ACROSS_RUNS runs the interval across them (runner.results.intervals.process_interval), for two the span of their
-    intervals; NaN bounds where there is none."""
+    intervals, or where neither has one, the runs' figures' (intervals.measurement_interval); NaN bounds where there
+    is none."""
     n = len(joules)
-    found = intervals.process_interval(list(joules)) if n >= ACROSS_RUNS else (np.nanmin(lo), np.nanmax(hi))
+    lo, hi = lo[~np.isnan(lo)], hi[~np.isnan(hi)]
+    if n >= ACROSS_RUNS:
+        found = intervals.process_interval(list(joules))
+    elif lo.size and hi.size:
+        found = (float(lo.min()), float(hi.max()))
+    else:
+        found = intervals.measurement_interval(list(joules))
     low, high = found if found is not None else (np.nan, np.nan)
     return float(np.median(joules)), float(low), float(high), n
 

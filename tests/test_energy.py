@@ -740,12 +740,15 @@ def test_a_run_s_energy_interval_holds_the_machine_s_other_runs(tmp_path):
 def test_a_machine_s_energy_over_runs_is_their_median_with_an_interval_across_them():
     """As a machine's time over its runs (site_builder.combine): two runs span their intervals, three or more have
     Student's t across their figures, and runs that agree exactly give no interval of no width."""
+    from runner.results import intervals
     from site_builder.combine import energy_of_runs
 
     assert energy_of_runs(np.array([20.0, 30.0]), np.array([19.0, 29.0]), np.array([21.0, 31.0])) == (
         25.0, 19.0, 31.0, 2)  # fmt: skip
     three = energy_of_runs(np.array([20.0, 31.0, 25.0]), np.full(3, np.nan), np.full(3, np.nan))
     assert three[0] == 25.0 and three[1] < 20.0 and three[2] > 31.0 and three[3] == 3
+    bare = energy_of_runs(np.array([20.0, 30.0]), np.full(2, np.nan), np.full(2, np.nan))  # as two runs' time
+    assert bare[1:3] == pytest.approx(intervals.measurement_interval([20.0, 30.0]))
     same = energy_of_runs(np.array([20.0, 20.0, 20.0]), np.full(3, 19.0), np.full(3, 21.0))
     assert math.isnan(same[1]) and math.isnan(same[2])  # runs that agree exactly: no interval of no width
 

@@ -312,12 +312,9 @@ def site_intervals(args: argparse.Namespace) -> Figures:
     m = m[m["value"].notna()]
     energy = pd.DataFrame()
     if {"joules_per_unit", "joules_lo", "joules_hi"} <= set(m.columns):
-        joules = pd.to_numeric(m["joules_per_unit"], errors="coerce")
-        energy = m[joules > 0].assign(
-            value=joules[joules > 0],
-            lo=pd.to_numeric(m["joules_lo"], errors="coerce")[joules > 0],
-            hi=pd.to_numeric(m["joules_hi"], errors="coerce")[joules > 0],
-        )
+        read = m[pd.to_numeric(m["joules_per_unit"], errors="coerce") > 0]
+        energy = read.assign(**{k: pd.to_numeric(read[c], errors="coerce") for k, c in
+                                (("value", "joules_per_unit"), ("lo", "joules_lo"), ("hi", "joules_hi"))})  # fmt: skip
     needed = [*SITE_KEYS, "speedup", "speedup_lo", "speedup_hi"]
     s = _run_rows(pd.read_csv(speedups_csv, low_memory=False), "speedups.csv", needed)
     s = s.assign(
