@@ -9,8 +9,10 @@ real files with a new machine id, a CPU and an accelerator from a pool of real m
 machine factor with noise of its own per sample (statistics recomputed, as the gate does), a machine id that is the
 hash of its hardware (the socket count tells machines apart), and a new run id and date; `--runs-per-machine` files
 share a machine (so N / runs machines get a page each). Raw sample lists are cut to `--max-samples` (a quick-
-profile run keeps about that many), which keeps the generated gigabytes and the run time bounded; parse and build
-read the same files, so the ratio is fair. Each file is decided by its number alone (its own random stream), so the
+profile run keeps about that many; a measurement in rounds keeps each round's share of them, one sample at least),
+which keeps the generated gigabytes and the run time bounded; parse and build read the same files, so the ratio is
+fair. Energy blocks scale with the time at the machine's own power (an NVIDIA counter's are dropped where the
+accelerator is relabelled to another vendor). Each file is decided by its number alone (its own random stream), so the
 files are made in one process per CPU (`--workers`), and a generation cut short, or a folder kept with `--work`,
 goes on where it stopped.
 
@@ -41,6 +43,7 @@ import os
 import pickle
 import random
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -60,7 +63,8 @@ from runner import fidelity  # noqa: E402
 from runner.fingerprint import machine_id  # noqa: E402
 from runner.fingerprint.peaks import cpu_peak_tflops, gpu_peak_tflops  # noqa: E402
 from runner.gate.validate import FIRST_RELEASE  # noqa: E402
-from runner.results.intervals import summarize  # noqa: E402
+from runner.results.energy import figures as energy_figures  # noqa: E402
+from runner.results.intervals import split_rounds, summarize, summarize_rounds  # noqa: E402
 from runner.results.schema import Accelerator, Cpu  # noqa: E402
 from site_builder.mkdocs_hooks import PHASES_ENV  # noqa: E402
 
@@ -173,21 +177,31 @@ def _generate_one(out: Path, i: int, runs_per_machine: int, max_samples: int, se
             peak = gpu_peak_tflops(m["device_name"], precision)
         if peak and m.get("achieved_tflops") and m["achieved_tflops"] / scale > 0.5 * peak:
             scale = m["achieved_tflops"] / (0.5 * peak)
-        # every sample its own noise: generated files must not be replays of each other (the gate refuses them)
-        m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:max_samples]]
-        if m.get("warmup_s") is not None:
-            m["warmup_s"] *= scale
-        if m.get("wall_s") is not None:
-            m["wall_s"] *= scale * 1.02  # room for the samples' own noise (up to 1% each)
+        rounds = m.get("rounds") or []
+        sizes = _scale_rounds(m, rounds, scale, max_samples, rng) if rounds else []
+        if not rounds:
+            # every sample its own noise: generated files must not be replays of each other (the gate refuses them)
+            m["samples_s"] = [s * scale * rng.uniform(0.99, 1.01) for s in m.get("samples_s", [])[:max_samples]]
+            if m.get("warmup_s") is not None:
+                m["warmup_s"] *= scale
+            if m.get("wall_s") is not None:
+                m["wall_s"] *= scale * 1.02  # room for the samples' own noise (up to 1% each)
         twin = m.get("fidelity")
-        if twin and m["samples_s"]:  # the twin's lists scale too; round 1 is the measurement's own mean
-            later = [h * scale for h in twin["harness_s"][1:]]
-            twin["harness_s"] = [fidelity.mean_per_unit(m["samples_s"]), *later]
+        if twin and m["samples_s"]:  # the twin's lists scale too; its harness side is the measurement's rounds
+            if sizes:
+                twin["harness_s"] = fidelity.harness_rounds(m["samples_s"], sizes)
+            else:  # before rounds: round 1 is the measurement's own mean
+                later = [h * scale for h in twin["harness_s"][1:]]
+                twin["harness_s"] = [fidelity.mean_per_unit(m["samples_s"]), *later]
             twin["script_s"] = [s * scale * rng.uniform(0.98, 1.02) for s in twin["script_s"]]
             figures = fidelity.summarise(twin["harness_s"], twin["script_s"], twin.get("interval", "bootstrap-median"))
             twin.update(ratio=figures.ratio, ci95=list(figures.ci95), verdict=figures.verdict)
+        nvidia = any(a.get("vendor") == "nvidia" for a in machine.get("accelerators", []))
+        m["energy"] = [_scaled_energy(e, scale, m["samples_per_unit"]) for e in m.get("energy") or []
+                       if nvidia or not e["source"].startswith("nvml")]  # fmt: skip
         if m.get("status") == "ok" and m["samples_s"]:  # the statistics and rates the gate recomputes
-            stats = summarize(m["samples_s"])
+            schema = data["schema_version"]
+            stats = summarize_rounds(m["samples_s"], sizes, schema) if sizes else summarize(m["samples_s"])
             m.update(median_s=stats.median_s, iqr_s=stats.iqr_s, rel_ci_halfwidth=stats.rel_ci_halfwidth)
             m["ci95_s"] = list(stats.ci95_s) if stats.ci95_s else None
             m["samples_per_s"] = m["samples_per_unit"] / stats.median_s
@@ -204,6 +218,40 @@ def _generate_one(out: Path, i: int, runs_per_machine: int, max_samples: int, se
     partial = path.with_suffix(".part")
     partial.write_text(yaml.dump(data, Dumper=yaml.CSafeDumper, sort_keys=False, width=120))
     partial.replace(path)
+
+
+def _scale_rounds(m: dict[str, Any], rounds: list[dict[str, Any]], scale: float, max_samples: int,
+                  rng: random.Random) -> list[int]:  # fmt: skip
+    """A measurement in rounds (schema 9 on): each round keeps its share of `max_samples` (one sample at least), its
+    samples, warm-up and wall time scaled, its median recomputed; the measurement takes its warm-up and wall time from
+    its rounds, as the runner does. Returns the rounds' new sizes."""
+    keep = max(1, max_samples // len(rounds))
+    runs = split_rounds(list(m["samples_s"]), [r["samples"] for r in rounds])
+    samples: list[float] = []
+    for r, run in zip(rounds, runs, strict=True):
+        mine = [s * scale * rng.uniform(0.99, 1.01) for s in run[:keep]]
+        r.update(samples=len(mine), median_s=statistics.median(mine))
+        if r.get("warmup_s") is not None:
+            r["warmup_s"] *= scale
+        if r.get("wall_s") is not None:
+            r["wall_s"] *= scale * 1.02  # room for the samples' own noise (up to 1% each)
+        samples += mine
+    m["samples_s"] = samples
+    if m.get("warmup_s") is not None:
+        m["warmup_s"] = rounds[0].get("warmup_s")
+    walls = [r.get("wall_s") for r in rounds]
+    if m.get("wall_s") is not None and None not in walls:
+        m["wall_s"] = sum(walls)
+    return [r["samples"] for r in rounds]
+
+
+def _scaled_energy(e: dict[str, Any], scale: float, samples_per_unit: int) -> dict[str, Any]:
+    """An energy block whose rounds' windows scale with the time and whose power stays the machine's (so it stays
+    under the board's limit); its figures recomputed from the rounds, as the gate does."""
+    for r in e["rounds"]:
+        r.update(joules=r["joules"] * scale, window_s=r["window_s"] * scale)
+    e.update(energy_figures(e["rounds"], e.get("counter_period_s"), e.get("idle_power_w"), samples_per_unit))
+    return e
 
 
 def run_measured(command: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT) -> tuple[float, float, str]:
