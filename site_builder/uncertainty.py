@@ -421,11 +421,48 @@ def side_has_interval(samples: Sequence[float] | np.ndarray) -> bool:
     for several runs, RunSamples, whether any run has one, or else the runs' medians bound one: combine.py shows
     the combined interval so)."""
     if isinstance(samples, Rounds):
-        return intervals.process_interval(samples.tolist()) is not None
+        return _has_process_interval(np.asarray(samples))
     runs = samples.runs() if isinstance(samples, RunSamples) else [np.asarray(samples, dtype=float)]
-    if any(intervals.measurement_interval(run.tolist()) is not None for run in runs):
+    if any(_has_measurement_interval(run) for run in runs):
         return True
-    return len(runs) > 1 and intervals.measurement_interval([float(np.median(run)) for run in runs]) is not None
+    return len(runs) > 1 and _has_measurement_interval(np.array([np.median(run) for run in runs], dtype=float))
+
+
+# Whether an interval exists, decided without computing it where that is certain (asked of every side of every
+# ratio, the intervals' own arithmetic cost most of the speedups' frame): values that differ by more than this,
+# relative to the largest, cannot give an interval of no width; closer ones, and anything not finite, are computed.
+_DISTINCT = 1e-9
+
+
+def _has_measurement_interval(run: np.ndarray) -> bool:
+    """intervals.measurement_interval(run) is not None: with MIN_ORDER_STAT_SAMPLES samples or more, the two order
+    statistics differ; with fewer (a t-interval about the median), the samples are not all one value."""
+    n = run.size
+    if n < 2:
+        return False
+    if np.isfinite(run).all():
+        ordered = np.sort(run)
+        if n >= intervals.MIN_ORDER_STAT_SAMPLES:
+            k = intervals.order_stat_rank(n)
+            return bool(ordered[k - 1] < ordered[n - k])
+        spread = ordered[-1] - ordered[0]
+        if spread == 0:
+            return False
+        if spread > _DISTINCT * max(abs(ordered[0]), abs(ordered[-1])):
+            return True
+    return intervals.measurement_interval(run.tolist()) is not None
+
+
+def _has_process_interval(values: np.ndarray) -> bool:
+    """intervals.process_interval(values) is not None: two values or more, all positive, not all one value."""
+    if values.size < 2 or not (values > 0).all():
+        return False
+    low, high = values.min(), values.max()
+    if np.isfinite(high) and low == high:
+        return False
+    if np.isfinite(high) and high - low > _DISTINCT * high:
+        return True
+    return intervals.process_interval(values.tolist()) is not None
 
 
 Z95 = 1.959963984540054  # the normal 97.5% quantile: a 95% interval is +-Z95 standard errors

@@ -231,3 +231,31 @@ def test_the_spread_forecast_reproduces_the_measured_spread_and_bounds_what_more
     # nothing to forecast from: another accelerator, or figures without rounds (--interval file)
     assert calibration.forecast(table, "H200") is None
     assert calibration.forecast(table.drop(columns=["rounds"]), "H100") is None
+
+
+def test_whether_a_side_has_an_interval_is_what_computing_it_says():
+    """side_has_interval decides without computing the interval where it can; over samples of every size, ties,
+    near-ties and zeros, as plain runs, runs of several and rounds, it agrees with the intervals."""
+    rng = np.random.default_rng(7)
+    cases: list[np.ndarray] = []
+    for n in range(1, 13):
+        for _ in range(30):
+            base = rng.lognormal(0, 1, n)
+            cases += [base, np.full(n, base[0]), np.round(base, 1), base[0] * (1 + rng.integers(0, 2, n) * 1e-13)]
+    cases += [np.array([0.0, 1.0]), np.array([-1.0, 2.0])]  # samples are finite (the gate refuses others)
+    cases += [np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 2.0]), np.array([1.0] * 5 + [2.0] * 5)]
+
+    def computed(side: object) -> bool:
+        if isinstance(side, uncertainty.Rounds):
+            return uncertainty.intervals.process_interval(side.tolist()) is not None
+        runs = side.runs() if isinstance(side, uncertainty.RunSamples) else [np.asarray(side)]
+        if any(uncertainty.intervals.measurement_interval(r.tolist()) is not None for r in runs):
+            return True
+        medians = [float(np.median(r)) for r in runs]
+        return len(runs) > 1 and uncertainty.intervals.measurement_interval(medians) is not None
+
+    sides: list[object] = [*cases, *(uncertainty.Rounds(c, "run/torch/as-written") for c in cases)]
+    sides += [uncertainty.RunSamples([a, b]) for a, b in zip(cases[::2], cases[1::2], strict=False)]
+    disagree = [s for s in sides if uncertainty.side_has_interval(s) != computed(s)]
+    assert not disagree, disagree[:3]
+    assert {uncertainty.side_has_interval(s) for s in sides} == {True, False}
