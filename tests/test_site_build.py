@@ -99,6 +99,31 @@ def test_csv_cells_never_start_a_formula(hostile_site):
     assert _inert_cell("=HYPERLINK(1)") == "'=HYPERLINK(1)" and _inert_cell("@x") == "'@x" and _inert_cell(1.5) == 1.5
 
 
+def test_a_table_is_made_inert_as_each_of_its_cells_would_be():
+    """opendata.inert matches a column at once; the table it gives is the one inert_cell gives cell by cell, for
+    text in objects and in Arrow, text mixed with other values, columns without text, and none that need a prefix."""
+    import pandas as pd
+
+    from site_builder.opendata import inert
+
+    cells = ["=1+1", "+x", "-2", "@a", "\tt", "\rr", "ok", "", "a=b", None]
+    table = pd.DataFrame(
+        {
+            "text": cells,
+            "arrow": pd.array(cells, dtype="string[pyarrow]"),
+            "mixed": ["=x", 1.5, None, "-y", 3, "z", "@", float("nan"), "ok", "+"],
+            "numbers": pd.array([1, None, 3, 4, 5, 6, 7, 8, 9, 10], dtype=object),
+            "plain": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
+            "floats": [float(i) for i in range(10)],
+        }
+    )
+    expected = pd.DataFrame({name: table[name].map(_inert_cell) for name in table.columns[:5]})
+    expected["floats"] = table["floats"]
+    got = inert(table)
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["arrow"].tolist()[:4] == ["'=1+1", "'+x", "'-2", "'@a"] and got["text"][6] == "ok"
+
+
 def test_every_page_and_export_is_generated(hostile_site):
     _, site, _ = hostile_site
     for page in [
