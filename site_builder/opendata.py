@@ -158,13 +158,13 @@ def inert(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _inert_column(column: pd.Series) -> pd.Series:
-    """inert_cell on a text column: the cells that start like a formula found in one match over the column (a call a
-    cell cost seconds over the open data at 10,000 files), and only those prefixed; a column whose cells are not text
-    goes cell by cell."""
-    try:
-        formula = column.str.match(_FORMULA, na=False).to_numpy(dtype=bool)
-    except AttributeError:  # pandas gives no .str to a column without text
+    """inert_cell on a text column: in a column of pandas' string type, the cells that start like a formula found in
+    one match over the column (a call a cell cost seconds over the open data at 10,000 files), and only those
+    prefixed, the type kept as mapping keeps it; any other column cell by cell, since mapping infers its type anew
+    (objects become strings, Arrow's large strings plain ones) and the published files keep the types they had."""
+    if not isinstance(column.dtype, pd.StringDtype):
         return column.map(inert_cell)
+    formula = column.str.match(_FORMULA, na=False).to_numpy(dtype=bool)
     if not formula.any():
         return column
     column = column.copy()

@@ -103,6 +103,7 @@ def test_a_table_is_made_inert_as_each_of_its_cells_would_be():
     """opendata.inert matches a column at once; the table it gives is the one inert_cell gives cell by cell, for
     text in objects and in Arrow, text mixed with other values, columns without text, and none that need a prefix."""
     import pandas as pd
+    import pyarrow as pa
 
     from site_builder.opendata import inert
 
@@ -111,16 +112,20 @@ def test_a_table_is_made_inert_as_each_of_its_cells_would_be():
         {
             "text": cells,
             "arrow": pd.array(cells, dtype="string[pyarrow]"),
-            "mixed": ["=x", 1.5, None, "-y", 3, "z", "@", float("nan"), "ok", "+"],
+            "python": pd.array(cells, dtype="string[python]"),
+            "objects": pd.Series(cells, dtype=object),
+            "large": pd.Series(cells, dtype=pd.ArrowDtype(pa.large_string())),
+            "mixed": pd.Series(["=x", 1.5, None, "-y", 3, "z", "@", float("nan"), "ok", "+"], dtype=object),
             "numbers": pd.array([1, None, 3, 4, 5, 6, 7, 8, 9, 10], dtype=object),
             "plain": ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
             "floats": [float(i) for i in range(10)],
         }
     )
-    expected = pd.DataFrame({name: table[name].map(_inert_cell) for name in table.columns[:5]})
+    texts = [name for name in table.columns if name != "floats"]
+    expected = pd.DataFrame({name: table[name].map(_inert_cell) for name in texts})
     expected["floats"] = table["floats"]
     got = inert(table)
-    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(got, expected)  # the values and each column's type
     assert got["arrow"].tolist()[:4] == ["'=1+1", "'+x", "'-2", "'@a"] and got["text"][6] == "ok"
 
 
