@@ -393,12 +393,49 @@ class Columns:
         names = json.dumps([name for name, _ in header]).encode()
         self.empty_header = _length(len(names)) + names
         self.rows = len(frame)
-        self.arrays: list[np.ndarray] = []
+        self.arrays: list[np.ndarray | _Coded] = []
         for _, column in frame.items():
             if isinstance(column.dtype, pd.DatetimeTZDtype):  # to_numpy gives an object array of Timestamps
                 self.arrays.append(np.asarray(column.array.asi8))
             else:
-                self.arrays.append(column.to_numpy())
+                array = column.to_numpy()
+                self.arrays.append((_Coded.of(array) if array.dtype == object else None) or array)
+
+
+class _Coded:
+    """A column of text or flags (and missing values) as each distinct value's `_value_bytes` and each row's code:
+    a run of its rows writes the bytes that writing its values one by one writes, picked out at once (a machine's
+    rows are mostly text: `_value_bytes` a value was 27 s of a 420 s profiled build at 10,000 files)."""
+
+    __slots__ = ("codes", "encoded")
+
+    def __init__(self, codes: np.ndarray, encoded: np.ndarray):
+        self.codes, self.encoded = codes, encoded
+
+    @classmethod
+    def of(cls, array: np.ndarray) -> _Coded | None:
+        """The column coded, or None where it holds anything but text or flags and missing values, or missing values
+        of more than one kind (None, NaN and pd.NA write different bytes)."""
+        import pandas as pd
+
+        if pd.api.types.infer_dtype(array, skipna=True) not in ("string", "boolean", "empty"):
+            return None
+        # text or flags alone: equal values are equal strings, or flags (1 and True would be one value)
+        codes, uniques = pd.factorize(array, use_na_sentinel=True)
+        encoded = [_value_bytes(value) for value in uniques]
+        missing = codes < 0
+        if missing.any():
+            kinds = {_value_bytes(value) for value in array[missing]}
+            if len(kinds) != 1:
+                return None
+            encoded.append(kinds.pop())
+            codes = np.where(missing, len(uniques), codes)
+        table = np.empty(len(encoded), dtype=object)
+        table[:] = encoded
+        return cls(codes, table)
+
+    def __getitem__(self, at: slice | np.ndarray) -> bytes:
+        return b"".join(self.encoded[self.codes[at]].tolist())
 
 
 class Rows:
@@ -419,7 +456,12 @@ class Rows:
         digest.update((columns.header if count else columns.empty_header) + _length(count))
         for array in columns.arrays:
             part = array[at]
-            data = b"".join(map(_value_bytes, part)) if part.dtype == object else np.ascontiguousarray(part).tobytes()
+            if isinstance(part, bytes):  # a _Coded column
+                data = part
+            elif part.dtype == object:
+                data = b"".join(map(_value_bytes, part))
+            else:
+                data = np.ascontiguousarray(part).tobytes()
             digest.update(_length(len(data)))
             digest.update(data)
 

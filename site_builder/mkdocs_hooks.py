@@ -102,14 +102,15 @@ def on_config(config: Any) -> Any:
     memo = None if cache is None else Memo(cache.root)
     uncertainty.MEMO = memo
     loaded = load_results(results, strict=os.environ.get("BENCHSITE_STRICT") == "1", cache=cache)
+    del cache  # what it read is merged into the collector, which holds it from here
     _phase("read the result files")
-    if cache is not None:
+    if memo is not None:
         log.info("benchsite: %d result files from the build cache", loaded.cache_hits)
     for problem in loaded.problems:
         log.info("benchsite: left out %s", problem)
     RAW.clear()  # `mkdocs serve` rebuilds in the same process
     MACHINE_PAGES.update(kept=0, rendered=0)
-    site = Site.from_collector(loaded.collector, loaded.rejected)
+    site = Site.from_collector(loaded.collector, loaded.rejected, release=True)
     site.memo, site.own = memo, loaded.own
     pages = registry(site)
     _state.update(site=site, pages=pages, memo=memo)

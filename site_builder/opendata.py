@@ -180,7 +180,7 @@ def _measurement_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Some rows of the frame as the measurements files publish them."""
     table = plain(table)
     table = table.assign(
-        samples_s=[" ".join(repr(float(x)) for x in s) for s in table["samples"]],
+        samples_s=[" ".join(map(repr, np.asarray(s, dtype=float).tolist())) for s in table["samples"]],
         started_at=table["started_at"].dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
         batch_size=pd.to_numeric(table["batch_size"], errors="coerce"),
         stable=table["stable"].astype("boolean"),

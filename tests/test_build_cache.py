@@ -470,3 +470,53 @@ def test_a_frames_key_is_its_names_types_and_values_however_the_frame_was_made()
     boxed = [np.array(["".join(["a", "b"]), float("1.5")], dtype=object) for _ in range(2)]  # equal, not the same
     assert len({memo_module._value_bytes(b) for b in boxed}) == 1
     assert memo_module.inputs_key("k", frame) != memo_module.inputs_key("other kind", frame)
+
+
+def test_a_column_of_text_or_flags_writes_the_bytes_its_values_write_one_by_one():
+    """memo.Columns codes a column of text or flags (each distinct value's bytes written once, picked out by code):
+    a run of its rows must write exactly what writing each value writes (memo._value_bytes), with None, NaN and
+    pd.NA kept apart, and a column that mixes them, or holds other values, written value by value."""
+    columns = {
+        "text": pd.Series(["b", "a", "b", "=c", "a", "b"], dtype=object),
+        "text and NaN": pd.Series(["b", float("nan"), "a", "b", float("nan"), "c"], dtype=object),
+        "text and None": pd.Series(["b", None, "a", "b", None, "c"], dtype=object),
+        "text, None and NaN": pd.Series(["b", None, "a", float("nan"), None, "c"], dtype=object),
+        "text and pd.NA": pd.Series(["b", pd.NA, "a", "b", "a", "c"], dtype=object),
+        "pandas text": pd.Series(["b", None, "a", "b", "a", "c"], dtype="str"),
+        "categorical": pd.Categorical(["z", "a", None, "z", "a", "a"], categories=["z", "a", "q"]),
+        "flags and None": pd.Series([True, None, False, True, True, None], dtype=object),
+        "flags": pd.Series([True, False, False, True, True, False], dtype=object),
+        "flags and ones": pd.Series([True, 1, False, 0, True, 1], dtype=object),
+        "text and numbers": pd.Series(["1", 1, 1.0, "a", None, "b"], dtype=object),
+        "all missing": pd.Series([None] * 6, dtype=object),
+        "no rows' values": pd.Series([float("nan")] * 6, dtype=object),
+    }
+    frame = pd.DataFrame(columns)
+    coded = memo_module.Columns(frame)
+    assert sum(isinstance(a, memo_module._Coded) for a in coded.arrays) >= 8  # the coded path is the one tested
+    for at in (slice(None), slice(1, 5), slice(3, 3), np.array([5, 0, 3, 3, 1]), np.array([], dtype=np.intp)):
+        for (name, column), array in zip(frame.items(), coded.arrays, strict=True):
+            values = column.to_numpy()[at]
+            one_by_one = b"".join(map(memo_module._value_bytes, values))
+            assert (array[at] if isinstance(array, memo_module._Coded) else one_by_one) == one_by_one, (name, at)
+    # so the key tells every one of these columns apart from every other, where their values differ
+    keys = {memo_module.inputs_key("k", frame[[name]].set_axis(["c"], axis=1)) for name in columns}
+    assert len(keys) == len(columns)
+
+
+def test_a_site_that_lets_the_collector_s_rows_go_is_the_site_that_keeps_them(tmp_path):
+    """The build lets the collector's rows go once its last frame is made (Site.from_collector(release=True), from
+    the build cache's tables): every table the site holds is the one a site made without letting go holds, and the
+    collector then holds no rows (its files and machines stay)."""
+    from site_builder.site import Site
+
+    load_results(RESULTS, workers=1, cache=BuildCache(tmp_path / "cache"))  # fills the cache the others read
+    kept = load_results(RESULTS, workers=1, cache=BuildCache(tmp_path / "cache"))
+    let_go = load_results(RESULTS, workers=1, cache=BuildCache(tmp_path / "cache"))
+    assert let_go.cache_hits == len(list(RESULTS.rglob("*.yaml")))
+    one, other = Site.from_collector(kept.collector, []), Site.from_collector(let_go.collector, [], release=True)
+    for name in ("frame", "apart", "speedups", "run_measurements", "run_speedups", "scale_runs"):
+        pd.testing.assert_frame_equal(getattr(one, name), getattr(other, name), obj=name)
+    assert one.spread == other.spread and sorted(one.machines) == sorted(other.machines)
+    assert len(let_go.collector.table()) == 0 and len(kept.collector.table()) > 0
+    assert let_go.collector.files == kept.collector.files

@@ -350,3 +350,62 @@ def test_a_first_quick_run_is_placed_among_the_committed_standard_runs(tmp_path)
     # "(1 shared measurement)" where this CPU is the fastest, else "(the fastest's name, 1 shared measurement)"
     assert re.search(r"[(,;] ?1 shared measurement\)", text)
     assert out.exists() and sorted(results.rglob("*.yaml")) == before
+
+
+def test_a_table_s_rows_are_the_same_whether_its_text_is_categorical_pandas_text_or_plain_objects():
+    """TableRows looks a categorical or pandas-text column's values up by code (each distinct value made text
+    once): every row must read as the same column taken value by value as plain objects gives it, missing values
+    ("nan", "<NA>") and rounds' pairing (paired only where it is non-empty text) included."""
+    import pandas as pd
+
+    rng = np.random.default_rng(5)
+    n = 300
+    texts = {
+        "machine_id": [f"m{i % 7}" for i in range(n)],
+        "device": [("cpu", "cuda", None)[i % 3] for i in range(n)],
+        "device_name": [("Xeon", "H200", "Xeon")[i % 3] for i in range(n)],
+        "workload": ["w"] * n,
+        "workload_hash": [None if i % 11 == 0 else f"h{i % 4}" for i in range(n)],
+        "framework": [("torch", "jax")[i % 2] for i in range(n)],
+        "variant": [("as-written", "tuned", None)[i % 5 % 3] for i in range(n)],
+        "profile": [("standard", "quick")[i % 4 // 3] for i in range(n)],
+        "pairing": [("", "r1", None, "r2")[i % 4] for i in range(n)],
+    }
+    base = pd.DataFrame(
+        {
+            **{name: pd.Series(values, dtype=object) for name, values in texts.items()},
+            "suite": 3,
+            "started_at": pd.Timestamp("2026-11-20", tz="UTC") + pd.to_timedelta(rng.integers(0, 9, n), unit="h"),
+            "status": "ok",
+            "unit": "epoch",
+            "world_size": np.nan,
+            "samples": [np.exp(rng.normal(0, 0.1, 3)) for _ in range(n)],
+        }
+    )
+    categorical = base.astype({name: "category" for name in texts})
+    # categories in an order of their own, with one no row uses
+    categorical["framework"] = categorical["framework"].cat.set_categories(["unused", "torch", "jax"])
+    arrow_text = base.astype({"workload_hash": "str", "machine_id": "str"})
+
+    def read(table: pd.DataFrame) -> list[tuple]:
+        rows = standing.TableRows(table)
+        return [
+            (*(getattr(r, f) for f in r.__dataclass_fields__ if f != "samples_s"), list(r.samples_s))
+            for r in rows.rows(range(len(table)))
+        ]
+
+    def scalars(table: pd.DataFrame) -> pd.DataFrame:
+        """Each column as the scalars its array gives one position at a time, in plain object columns."""
+        return table.assign(
+            **{name: pd.Series([table[name].array[i] for i in range(n)], dtype=object) for name in texts}
+        )
+
+    plain = read(base)
+    assert len(plain) == n and {r[1] for r in plain} == {"cpu", "cuda", "None"}
+    assert {r[4] for r in plain} >= {"h0", "None"} and {r[-2] for r in plain} == {True, False}
+    for table in (categorical, arrow_text):
+        assert read(table) == read(scalars(table))
+    paired = [p in ("r1", "r2") for p in texts["pairing"]]  # not "", not missing
+    assert [r[-2] for r in plain] == [r[-2] for r in read(categorical)] == paired
+    assert {r[1] for r in read(categorical)} == {"cpu", "cuda", "nan"}
+    assert read(categorical)[3][5] == "jax" and read(arrow_text)[0][4] == "nan"

@@ -201,7 +201,7 @@ def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame, energy: pd.
             continue
         eras = table["era"] if "era" in table else pd.Series(SAMPLES, index=table.index)
         table = table[[*FIGURE, *(["se2"] if "se2" in table else [])]]
-        table = table.astype(dict.fromkeys([*GROUP, "run_id", "variant"], str))
+        table = _as_text(table, [*GROUP, "run_id", "variant"])
         table = table.assign(_class=[device_class(d) for d in table["device"]], _era=eras.to_numpy())
         components[(figure, ALL, ALL)] = estimate(table)
         for (cls, variant), part in table.groupby(["_class", "variant"], sort=True, observed=True):
@@ -212,6 +212,21 @@ def estimate_all(measurements: pd.DataFrame, speedups: pd.DataFrame, energy: pd.
                 components[(figure, str(cls), str(variant), str(era))] = estimate(part)
         machines |= _repeated_machines(table)
     return Between(components, len(machines))
+
+
+def _as_text(table: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """These columns as text, so that groups and their order are the values' own: a categorical column of text
+    keeps its codes with its categories in the text's order (what sorting and grouping it as text find), any other
+    column becomes text. Every row as a string of its own cost about 0.2 GiB at 10,000 files, the build's peak."""
+    out = {}
+    for name in names:
+        column = table[name]
+        categories = column.cat.categories if isinstance(column.dtype, pd.CategoricalDtype) else None
+        if categories is not None and pd.api.types.infer_dtype(categories, skipna=False) == "string":
+            out[name] = column.cat.reorder_categories(sorted(categories))
+        else:
+            out[name] = column.astype(str)
+    return table.assign(**out)
 
 
 def _repeated_machines(table: pd.DataFrame) -> set[str]:
