@@ -416,10 +416,13 @@ def test_the_compare_pickers_change_the_table(site, server, browser):
         assert ratios and all(": 1.000x" in t for t in ratios), same
         # A machine page's link opens the page with that machine as A.
         _compare_from_machine_page(page, site, H200_MACHINE)
-        # never a machine against itself: the page's default B, opened as A from its own page, gets another B
+        # never a machine against itself: the page's default B, opened as A from its own page, gets another B, and
+        # its ratios are not the self-comparison's 1.000x everywhere (one of them may round to it: two machines'
+        # CPUs of one class can time a point alike)
         _compare_from_machine_page(page, site, default_b)
         assert pickers.nth(1).input_value() not in ("", default_b)
-        assert not [t for t in _texts(page, compare) if ": 1.000x" in t]
+        ratios = [t for t in _texts(page, compare) if re.search(r": \d+\.\d{3}x", t)]
+        assert len(ratios) >= 3 and len([t for t in ratios if ": 1.000x" in t]) < len(ratios) / 2, ratios
 
 
 @pytest.mark.parametrize("width", [1400, 390])
