@@ -265,7 +265,8 @@ class TableRows:
 class _Coded:
     """A column's values by position, each made what `convert` makes of it. In a categorical column or one of
     pandas' string type, each distinct value is converted once and a position looks its code up: a scalar taken from
-    a pandas array costs its boxing, which was most of a machine page's standing at 10,000 files."""
+    a pandas array costs its boxing (16 s of the 42 s the machine pages' standings took in a profiled build of
+    10,000 files)."""
 
     __slots__ = ("array", "codes", "convert", "labels")
 
