@@ -47,6 +47,48 @@ def test_rank_and_ratio_against_the_fastest_with_an_interval():
     assert "1st of 3 accelerators" in gpu.sentence() and "takes 2.0" in gpu.sentence()
 
 
+def test_a_rank_whose_interval_includes_1_says_the_two_are_not_clearly_apart():
+    """The rank is by the point estimate. Where the named device's interval includes 1 the sentence says the two are
+    not clearly apart, behind or ahead; where it excludes 1 it says nothing of the kind."""
+    mine = _machine("mine", cpu_s=1.0, gpu_s=1.0, seed=1)
+    close = _machine("close", cpu_s=0.99, gpu_s=1.01, seed=2)  # 1% apart, within 3% noise a sample
+    far = _machine("far", cpu_s=2.0, gpu_s=2.0, seed=3)
+    for other, tie in ((close, True), (far, False)):
+        rows = [r for m in (mine, other) for r in standing.rows_of(m)]
+        places = {p.device_class: p for p in standing.standing(mine, rows)}
+        for place in places.values():
+            named = place.versus[0]
+            assert named.lo is not None and named.hi is not None
+            assert (named.lo <= 1.0 <= named.hi) is tie
+            side = "slower" if place.fastest is not None else "ahead"
+            said = place.sentence()
+            assert (f"not clearly {side}, the interval includes 1." in said) is tie, said
+            assert "not clearly" not in said or tie
+
+
+def test_a_machine_page_calls_the_fastest_only_a_machine_clearly_ahead():
+    """The machine page's standing says 'this machine is the fastest' only where the interval excludes 1; where it
+    includes 1 the page says the two are not clearly apart, as the end of a run does."""
+    from site_builder.render import RAW, render
+
+    ahead = standing.Versus("m2", "EPYC", 0.5, 0.4, 0.6, 20)
+    tie = standing.Versus("m3", "Xeon", 0.88, 0.53, 1.45, 34)
+    behind = standing.Versus("m4", "H200", 1.3, 0.9, 1.8, 12)
+    places = [
+        standing.Standing("CPU", "as-written", "Xeon", 1, 3, [ahead]),
+        standing.Standing("CPU", "tuned", "Xeon", 1, 3, [tie]),
+        standing.Standing("accelerator", "as-written", "H100", 2, 2, [behind]),
+    ]
+    page = RAW.restore(render("machine-standing.md.j2", standing=places))
+    cells = [row.split("</td><td>")[4] for row in page.split("<tr>")[2:]]
+    assert cells == [
+        "0.50x (0.40 .. 0.60): this machine is the fastest",
+        "0.88x (0.53 .. 1.45): not clearly apart, the interval includes 1",
+        "1.30x (0.90 .. 1.80): not clearly apart, the interval includes 1",
+    ], cells
+    assert [p.versus[0].not_clearly_apart for p in places] == [False, True, True]
+
+
 def test_a_shared_measurement_without_an_interval_is_left_out_rather_than_the_ratio_s_interval():
     """A published file's long CPU epoch of one sample has no interval; a ratio over the measurements two machines
     share rests on those that have one, and says how many it left out, rather than losing its interval to one of

@@ -97,6 +97,12 @@ class Versus:
     left_out: int = 0
 
     @property
+    def not_clearly_apart(self) -> bool:
+        """Whether its interval includes 1: whatever the rank (by the point estimate), the two are not clearly apart.
+        False where it has no interval."""
+        return self.lo is not None and self.hi is not None and self.lo <= 1.0 <= self.hi
+
+    @property
     def basis(self) -> str:
         """What the ratio rests on, e.g. '25 shared measurements; 1 without an interval left out'."""
         left = f"; {self.left_out} without an interval left out" if self.left_out else ""
@@ -127,7 +133,7 @@ class Standing:
             shown = intervals.NO_INTERVAL if best.lo is None or best.hi is None else f"{best.lo:.2f} .. {best.hi:.2f}"
             return (
                 f"{what}; {best.ratio:.2f}x ({shown}) the time of the fastest "
-                f"(machine {best.machine_id}'s {best.device_name}; {best.basis})."
+                f"(machine {best.machine_id}'s {best.device_name}; {best.basis}){_tie(best, 'slower')}."
             )
         # this device is the fastest: the next is the one with the largest ratio, the first of `versus`
         nearest = self.versus[0] if self.versus else None
@@ -140,8 +146,14 @@ class Standing:
         )
         return (
             f"{what}; the next, machine {nearest.machine_id}'s {nearest.device_name}, takes "
-            f"{1 / nearest.ratio:.2f}x ({shown}) your time ({nearest.basis})."
+            f"{1 / nearest.ratio:.2f}x ({shown}) your time ({nearest.basis}){_tie(nearest, 'ahead')}."
         )
+
+
+def _tie(versus: Versus, side: str) -> str:
+    """A rank is by the ratio's point estimate; where the named device's interval includes 1, the sentence says that
+    the two are not clearly apart ('not clearly slower', 'not clearly ahead'), as a verdict says 'no clear winner'."""
+    return f": not clearly {side}, the interval includes 1" if versus.not_clearly_apart else ""
 
 
 def _shared(n: int) -> str:
