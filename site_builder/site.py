@@ -129,8 +129,8 @@ class Site:
     @classmethod
     def from_collector(cls, collector: Collector, rejected: list[str], release: bool = False) -> Site:
         """The site of every row collected. `release`: let the collector's rows go as soon as the last frame is
-        made from them, rather than through the speedups (the build does: about 0.2 GiB of Arrow's memory at 10,000
-        files); the collector's files and machines stay."""
+        made from them, rather than hold them through the speedups, where the build's memory peaks (the build does);
+        the collector's files and machines stay."""
         every_run = collector.every_run()
         run_measurements = between.measurement_runs(every_run)
         del every_run

@@ -98,9 +98,11 @@ class Versus:
 
     @property
     def not_clearly_apart(self) -> bool:
-        """Whether its interval includes 1: whatever the rank (by the point estimate), the two are not clearly apart.
-        False where it has no interval."""
-        return self.lo is not None and self.hi is not None and self.lo <= 1.0 <= self.hi
+        """Whether its interval includes 1 (intervals.verdict finds no clear winner): whatever the rank (by the point
+        estimate), the two are not clearly apart. False where it has no interval."""
+        if self.lo is None or self.hi is None:
+            return False
+        return intervals.verdict(self.lo, self.hi) == intervals.NO_CLEAR_WINNER
 
     @property
     def basis(self) -> str:
