@@ -214,8 +214,8 @@ class RunArgs:
         bool,
         typer.Option(
             "--no-equivalence",
-            help="Skip the check that TensorFlow's and JAX's models compute what PyTorch's do (about a minute). "
-            "The site shows their results as unchecked.",
+            help="Skip the check that TensorFlow's and JAX's models compute what PyTorch's do (about 10 s on 2 "
+            "cores). The site shows their results as unchecked.",
         ),
         Use("equivalence", negated=True, recorded=10),
     ] = False

@@ -37,11 +37,11 @@ Format history (bump SCHEMA_VERSION and add a line for every change that old rea
   across them (runner.results.intervals.summarize_rounds): the spread that matters is between processes, not within
   one. `samples_s` holds every round's samples end to end. A twin's `harness_s` are the rounds themselves. Older files
   stay valid and keep the intervals their samples allow.
-- 10 (benchsite 0.10.0): a measurement's `ci95_s` over its rounds is Student's t on the logarithms of the rounds'
+- 10 (unreleased): a measurement's `ci95_s` over its rounds is Student's t on the logarithms of the rounds'
   medians, centred on their median (runner.results.intervals.process_interval); schema 9's was a t-interval clipped
   to the fastest round, which holds the median of three rounds only about 85% of the time. Schema 9 files stay valid
   and are recomputed by their own rule; the site gives every figure of rounds the new interval.
-- 11 (benchsite 0.11.0): energy. A measurement's `energy`: per source (NVML's counter or sampled power, RAPL) the
+- 11 (unreleased): energy. A measurement's `energy`: per source (NVML's counter or sampled power, RAPL) the
   joules each round's steady state used and their figures (runner.results.energy); an accelerator's
   `power_limit_w`; the run's `energy` sources, readable or why not.
 """
